@@ -1,0 +1,80 @@
+//! The command line: one file per subcommand (flags with argh, printing), all dispatched from
+//! `run`, which returns the process exit code. Usage errors exit 2, `--help` exits 0.
+
+mod secret;
+mod validate;
+mod version;
+
+use argh::FromArgs;
+use std::io::Write;
+
+use crate::exit::Exit;
+
+#[derive(FromArgs)]
+/// ingestbench: SIEM ingestion load engine. Generates realistic security telemetry, pushes it to
+/// a collector at a controlled rate and measures throughput, latency and errors honestly.
+#[argh(
+    example = "ingestbench validate --config examples/steady-smoke.yaml",
+    note = "Exit codes: 0 OK, 2 invalid config or usage, 3 SLO breach, 4 auth failure, 5 lost or duplicated events, 6 run aborted."
+)]
+struct Top {
+    #[argh(subcommand)]
+    command: Command,
+}
+
+#[derive(FromArgs)]
+#[argh(subcommand)]
+enum Command {
+    Validate(validate::Args),
+    Secret(secret::Args),
+    Version(version::Args),
+}
+
+/// Runs the command line `args` (program name first) and returns the exit code.
+pub fn run(args: &[String]) -> i32 {
+    let name = args
+        .first()
+        .map(|s| program_name(s))
+        .unwrap_or("ingestbench");
+    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    let top = match Top::from_args(&[name], &rest) {
+        Ok(t) => t,
+        Err(early) => {
+            return match early.status {
+                Ok(()) => {
+                    out(&early.output);
+                    Exit::Ok.code()
+                }
+                Err(()) => {
+                    err(&format!(
+                        "{}\nRun `{name} --help` for usage.",
+                        early.output.trim_end()
+                    ));
+                    Exit::Invalid.code()
+                }
+            };
+        }
+    };
+    let code = match top.command {
+        Command::Validate(a) => validate::run(a),
+        Command::Secret(a) => secret::run(a),
+        Command::Version(a) => version::run(a),
+    };
+    code.code()
+}
+
+fn program_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// Writes a line to stdout; a closed pipe is not an error worth a panic.
+pub(crate) fn out(text: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{}", text.trim_end_matches('\n'));
+}
+
+/// Writes a line to stderr.
+pub(crate) fn err(text: &str) {
+    let mut e = std::io::stderr().lock();
+    let _ = writeln!(e, "{}", text.trim_end_matches('\n'));
+}

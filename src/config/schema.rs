@@ -1,0 +1,623 @@
+//! The config file schema, `schema_version: "1.0"`: the plain types a run is planned from, and
+//! the code that reads them from YAML (defaults applied, unknown keys refused). Cross-field
+//! rules live in `validate.rs`. No token value is ever held here: only where to find it (an
+//! environment variable name, a file path, a secret name), so a config can be printed whole.
+
+use crate::config::units::{Dur, Size};
+use crate::yaml::{FromYaml, Obj, Pairs, Reader, YamlNode};
+use crate::yaml_enum;
+use serde::Serialize;
+
+pub const SCHEMA_VERSION: &str = "1.0";
+
+yaml_enum!(
+    /// `realtime` stamps events with the clock; `deterministic` makes event i depend only on
+    /// (seed, i).
+    pub enum Mode {
+        Realtime = "realtime",
+        Deterministic = "deterministic",
+    }
+);
+
+yaml_enum!(
+    pub enum Adapter {
+        Lphc = "lphc",
+        GenericHec = "generic-hec",
+        Syslog = "syslog",
+    }
+);
+
+yaml_enum!(
+    pub enum AuthScheme {
+        XApiKey = "x-api-key",
+        Basic = "basic",
+        Bearer = "bearer",
+        Splunk = "splunk",
+        Header = "header",
+    }
+);
+
+yaml_enum!(
+    pub enum Compression {
+        None = "none",
+        Gzip = "gzip",
+    }
+);
+
+yaml_enum!(
+    pub enum HecEndpoint {
+        Event = "event",
+        Raw = "raw",
+    }
+);
+
+yaml_enum!(
+    /// How an event sits in a HEC request: `object` (the event endpoint, `"event": {…}`),
+    /// `string` (the event endpoint, `"event": "…"`), `raw` (the raw endpoint, one per line).
+    pub enum HecFraming {
+        Object = "object",
+        String = "string",
+        Raw = "raw",
+    }
+);
+
+yaml_enum!(
+    pub enum SyslogTransport {
+        Tcp = "tcp",
+        Udp = "udp",
+        Tls = "tls",
+    }
+);
+
+yaml_enum!(
+    pub enum SyslogFraming {
+        OctetCounting = "octet-counting",
+        Lf = "lf",
+    }
+);
+
+yaml_enum!(
+    pub enum SyslogFormat {
+        Rfc5424 = "rfc5424",
+        Rfc3164 = "rfc3164",
+    }
+);
+
+yaml_enum!(
+    pub enum Profile {
+        Steady = "steady",
+        Burst = "burst",
+        Ramp = "ramp",
+        Steps = "steps",
+    }
+);
+
+yaml_enum!(
+    pub enum TimestampMode {
+        Realtime = "realtime",
+        Backfill = "backfill",
+    }
+);
+
+/// The whole config file.
+#[derive(Clone, Debug, Serialize)]
+pub struct Config {
+    pub schema_version: String,
+    pub name: Option<String>,
+    pub seed: Option<u64>,
+    pub mode: Mode,
+    pub target: Target,
+    pub source: Source,
+    pub workload: Workload,
+    pub observability: Observability,
+    pub slo: Slo,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Target {
+    pub adapter: Adapter,
+    pub url: String,
+    pub auth: Option<Auth>,
+    pub tls: Option<Tls>,
+    pub batch: Batch,
+    pub compression: Compression,
+    pub limits: Limits,
+    pub hec: Option<Hec>,
+    pub syslog: Option<Syslog>,
+}
+
+/// Where the token comes from; never the token itself.
+#[derive(Clone, Debug, Serialize)]
+pub struct Auth {
+    pub scheme: Option<AuthScheme>,
+    pub token_env: Option<String>,
+    pub token_file: Option<String>,
+    pub token_secret: Option<String>,
+    pub username: Option<String>,
+    pub header: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Tls {
+    pub verify: bool,
+    pub ca_file: Option<String>,
+    pub client_cert: Option<String>,
+    pub client_key: Option<String>,
+    pub server_name: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Batch {
+    pub max_events: u64,
+    #[serde(serialize_with = "as_text")]
+    pub max_bytes: Size,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Limits {
+    pub max_requests_per_sec: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Hec {
+    pub endpoint: HecEndpoint,
+    pub index: Option<String>,
+    pub sourcetype: Option<String>,
+    pub source: Option<String>,
+    pub host: Option<String>,
+    pub channel: Option<String>,
+    pub ack: bool,
+    pub framing: Option<HecFraming>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Syslog {
+    pub transport: Option<SyslogTransport>,
+    pub framing: SyslogFraming,
+    pub format: SyslogFormat,
+    pub app_name: Option<String>,
+    pub facility: Option<Facility>,
+    #[serde(serialize_with = "as_text")]
+    pub max_message_bytes: Size,
+}
+
+/// A syslog facility, 0..=23, written as a number or a name (`local0`, `auth`, …).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Facility(pub u8);
+
+pub const FACILITY_NAMES: &[&str] = &[
+    "kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp", "cron", "authpriv",
+    "ftp", "ntp", "security", "console", "clock", "local0", "local1", "local2", "local3", "local4",
+    "local5", "local6", "local7",
+];
+
+impl FromYaml for Facility {
+    fn from_yaml(node: &YamlNode, path: &str, r: &mut Reader) -> Result<Self, String> {
+        let text = String::from_yaml(node, path, r)?;
+        if let Ok(n) = text.parse::<u8>() {
+            return if n <= 23 {
+                Ok(Facility(n))
+            } else {
+                Err(format!("facility {n} is out of range (0..=23)"))
+            };
+        }
+        match FACILITY_NAMES.iter().position(|f| *f == text) {
+            Some(i) => Ok(Facility(i as u8)),
+            None => Err(format!(
+                "{text:?} is not a syslog facility (0..=23 or a name such as local0, auth, daemon)"
+            )),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Source {
+    pub id: String,
+    pub version: String,
+    /// Pool sizes by entity kind, in file order.
+    pub entities: Vec<(String, u64)>,
+    pub timestamps: Timestamps,
+}
+
+pub const ENTITY_KINDS: &[&str] = &["host", "user", "ip", "process", "domain"];
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Timestamps {
+    pub mode: TimestampMode,
+    /// RFC 3339 start of a backfill; defaults to `now - span` at run time.
+    pub anchor: Option<String>,
+    #[serde(serialize_with = "opt_text")]
+    pub span: Option<Dur>,
+    #[serde(serialize_with = "as_text")]
+    pub jitter: Dur,
+    pub business_hours: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Workload {
+    pub profile: Profile,
+    pub eps: Option<f64>,
+    pub burst: Option<Burst>,
+    pub ramp: Option<Ramp>,
+    pub steps: Option<Vec<Step>>,
+    pub stop: Stop,
+    pub find_ceiling: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Burst {
+    pub high_eps: f64,
+    pub low_eps: f64,
+    #[serde(serialize_with = "as_text")]
+    pub period: Dur,
+    pub duty: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Ramp {
+    pub from_eps: f64,
+    pub to_eps: f64,
+    #[serde(serialize_with = "as_text")]
+    pub over: Dur,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Step {
+    pub eps: f64,
+    #[serde(serialize_with = "as_text")]
+    pub hold: Dur,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Stop {
+    #[serde(serialize_with = "opt_text")]
+    pub after: Option<Dur>,
+    pub total_events: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Observability {
+    pub dashboard: bool,
+    pub report: Option<String>,
+    pub prometheus: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Slo {
+    pub min_success_rate: Option<f64>,
+    pub max_p95_ms: Option<f64>,
+    pub max_p99_ms: Option<f64>,
+    pub max_error_rate: Option<f64>,
+    pub min_eps_ratio: Option<f64>,
+    pub max_lost_events: Option<u64>,
+}
+
+fn as_text<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+fn opt_text<T: std::fmt::Display, S: serde::Serializer>(
+    v: &Option<T>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => s.collect_str(v),
+        None => s.serialize_none(),
+    }
+}
+
+pub const DEFAULT_BATCH_EVENTS: u64 = 500;
+pub const DEFAULT_BATCH_BYTES: u64 = 1_000_000;
+pub const DEFAULT_SYSLOG_MESSAGE_BYTES: u64 = 8192;
+
+/// Reads the top-level mapping. Missing required parts give errors and placeholder values, so
+/// that every other problem in the file is still found; the caller discards the result when
+/// there are errors.
+pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
+    let mut o = r.obj(root, "")?;
+    let schema_version = read_schema_version(r, &mut o);
+    let name = o.get(r, "name");
+    let seed = o.get(r, "seed");
+    let mode = o.get(r, "mode").unwrap_or(Mode::Realtime);
+    let target = match o.node("target") {
+        Some(n) => read_target(r, n),
+        None => {
+            r.error(
+                "target",
+                "required section is missing (it says where events go)",
+            );
+            None
+        }
+    };
+    let source = match o.node("source") {
+        Some(n) => read_source(r, n),
+        None => {
+            r.error(
+                "source",
+                "required section is missing (it names the source pack)",
+            );
+            None
+        }
+    };
+    let workload = match o.node("workload") {
+        Some(n) => read_workload(r, n),
+        None => {
+            r.error(
+                "workload",
+                "required section is missing (it sets the rate and when to stop)",
+            );
+            None
+        }
+    };
+    let observability = o
+        .sub(r, "observability", read_observability)
+        .unwrap_or_default();
+    let slo = o.sub(r, "slo", read_slo).unwrap_or_default();
+    o.finish(r);
+    Some(Config {
+        schema_version: schema_version?,
+        name,
+        seed,
+        mode,
+        target: target?,
+        source: source?,
+        workload: workload?,
+        observability,
+        slo,
+    })
+}
+
+fn read_schema_version(r: &mut Reader, o: &mut Obj) -> Option<String> {
+    let v: String = match o.node("schema_version") {
+        Some(_) => o.get(r, "schema_version")?,
+        None => {
+            r.error(
+                "schema_version",
+                format!("required field is missing (write schema_version: \"{SCHEMA_VERSION}\")"),
+            );
+            return None;
+        }
+    };
+    if v != SCHEMA_VERSION {
+        r.error(
+            "schema_version",
+            format!("{v:?} is not a supported schema version; this ingestbench reads \"{SCHEMA_VERSION}\""),
+        );
+    }
+    Some(v)
+}
+
+fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
+    let mut o = r.obj(node, "target")?;
+    let adapter = o.get(r, "adapter").unwrap_or(Adapter::Lphc);
+    let url = o.req(r, "url");
+    let auth = o.sub(r, "auth", |r, mut a| {
+        let auth = Auth {
+            scheme: a.req(r, "scheme"),
+            token_env: a.get(r, "token_env"),
+            token_file: a.get(r, "token_file"),
+            token_secret: a.get(r, "token_secret"),
+            username: a.get(r, "username"),
+            header: a.get(r, "header"),
+        };
+        a.finish(r);
+        auth
+    });
+    let tls = o.sub(r, "tls", |r, mut t| {
+        let tls = Tls {
+            verify: t.get(r, "verify").unwrap_or(true),
+            ca_file: t.get(r, "ca_file"),
+            client_cert: t.get(r, "client_cert"),
+            client_key: t.get(r, "client_key"),
+            server_name: t.get(r, "server_name"),
+        };
+        t.finish(r);
+        tls
+    });
+    let batch = o
+        .sub(r, "batch", |r, mut b| {
+            let batch = Batch {
+                max_events: b.get(r, "max_events").unwrap_or(DEFAULT_BATCH_EVENTS),
+                max_bytes: b.get(r, "max_bytes").unwrap_or(Size(DEFAULT_BATCH_BYTES)),
+            };
+            b.finish(r);
+            batch
+        })
+        .unwrap_or(Batch {
+            max_events: DEFAULT_BATCH_EVENTS,
+            max_bytes: Size(DEFAULT_BATCH_BYTES),
+        });
+    let compression = o.get(r, "compression").unwrap_or(Compression::None);
+    let limits = o
+        .sub(r, "limits", |r, mut l| {
+            let limits = Limits {
+                max_requests_per_sec: l.get(r, "max_requests_per_sec"),
+            };
+            l.finish(r);
+            limits
+        })
+        .unwrap_or_default();
+    let hec = o.sub(r, "hec", |r, mut h| {
+        let hec = Hec {
+            endpoint: h.get(r, "endpoint").unwrap_or(HecEndpoint::Event),
+            index: h.get(r, "index"),
+            sourcetype: h.get(r, "sourcetype"),
+            source: h.get(r, "source"),
+            host: h.get(r, "host"),
+            channel: h.get(r, "channel"),
+            ack: h.get(r, "ack").unwrap_or(false),
+            framing: h.get(r, "framing"),
+        };
+        h.finish(r);
+        hec
+    });
+    let syslog = o.sub(r, "syslog", |r, mut s| {
+        let syslog = Syslog {
+            transport: s.get(r, "transport"),
+            framing: s.get(r, "framing").unwrap_or(SyslogFraming::OctetCounting),
+            format: s.get(r, "format").unwrap_or(SyslogFormat::Rfc5424),
+            app_name: s.get(r, "app_name"),
+            facility: s.get(r, "facility"),
+            max_message_bytes: s
+                .get(r, "max_message_bytes")
+                .unwrap_or(Size(DEFAULT_SYSLOG_MESSAGE_BYTES)),
+        };
+        s.finish(r);
+        syslog
+    });
+    o.finish(r);
+    Some(Target {
+        adapter,
+        url: url?,
+        auth,
+        tls,
+        batch,
+        compression,
+        limits,
+        hec,
+        syslog,
+    })
+}
+
+fn read_source(r: &mut Reader, node: &YamlNode) -> Option<Source> {
+    let mut o = r.obj(node, "source")?;
+    let id = o.req(r, "id");
+    let version = o.get(r, "version").unwrap_or_else(|| "*".to_string());
+    let entities: Pairs<u64> = o.get(r, "entities").unwrap_or_default();
+    let timestamps = o
+        .sub(r, "timestamps", |r, mut t| {
+            let ts = Timestamps {
+                mode: t.get(r, "mode").unwrap_or(TimestampMode::Realtime),
+                anchor: t.get(r, "anchor"),
+                span: t.get(r, "span"),
+                jitter: t.get(r, "jitter").unwrap_or_default(),
+                business_hours: t.get(r, "business_hours").unwrap_or(false),
+            };
+            t.finish(r);
+            ts
+        })
+        .unwrap_or(Timestamps {
+            mode: TimestampMode::Realtime,
+            anchor: None,
+            span: None,
+            jitter: Dur::default(),
+            business_hours: false,
+        });
+    o.finish(r);
+    Some(Source {
+        id: id?,
+        version,
+        entities: entities.0,
+        timestamps,
+    })
+}
+
+fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
+    let mut o = r.obj(node, "workload")?;
+    let profile = o.get(r, "profile").unwrap_or(Profile::Steady);
+    let eps = o.get(r, "eps");
+    let burst = o.sub(r, "burst", |r, mut b| {
+        let v = (
+            b.req(r, "high_eps"),
+            b.req(r, "low_eps"),
+            b.req(r, "period"),
+            b.req(r, "duty"),
+        );
+        b.finish(r);
+        match v {
+            (Some(high_eps), Some(low_eps), Some(period), Some(duty)) => Some(Burst {
+                high_eps,
+                low_eps,
+                period,
+                duty,
+            }),
+            _ => None,
+        }
+    });
+    let ramp = o.sub(r, "ramp", |r, mut b| {
+        let v = (b.req(r, "from_eps"), b.req(r, "to_eps"), b.req(r, "over"));
+        b.finish(r);
+        match v {
+            (Some(from_eps), Some(to_eps), Some(over)) => Some(Ramp {
+                from_eps,
+                to_eps,
+                over,
+            }),
+            _ => None,
+        }
+    });
+    let steps = o.node("steps").and_then(|n| read_steps(r, n));
+    let stop = match o.node("stop") {
+        Some(_) => o.sub(r, "stop", |r, mut s| {
+            let stop = Stop {
+                after: s.get(r, "after"),
+                total_events: s.get(r, "total_events"),
+            };
+            s.finish(r);
+            stop
+        }),
+        None => {
+            r.error(
+                "workload.stop",
+                "required section is missing (give stop.after: 60s or stop.total_events: 100000)",
+            );
+            Some(Stop::default())
+        }
+    };
+    let find_ceiling = o.get(r, "find_ceiling").unwrap_or(false);
+    o.finish(r);
+    Some(Workload {
+        profile,
+        eps,
+        burst: burst.flatten(),
+        ramp: ramp.flatten(),
+        steps,
+        stop: stop.unwrap_or_default(),
+        find_ceiling,
+    })
+}
+
+fn read_steps(r: &mut Reader, node: &YamlNode) -> Option<Vec<Step>> {
+    let items = match node {
+        YamlNode::Sequence(items) => items,
+        _ => {
+            let _: Option<Vec<u64>> = r.value(node, "workload.steps");
+            return None;
+        }
+    };
+    let mut steps = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("workload.steps[{i}]");
+        if let Some(mut s) = r.obj(item, &path) {
+            let v = (s.req(r, "eps"), s.req(r, "hold"));
+            s.finish(r);
+            if let (Some(eps), Some(hold)) = v {
+                steps.push(Step { eps, hold });
+            }
+        }
+    }
+    Some(steps)
+}
+
+fn read_observability(r: &mut Reader, mut o: Obj) -> Observability {
+    let v = Observability {
+        dashboard: o.get(r, "dashboard").unwrap_or(false),
+        report: o.get(r, "report"),
+        prometheus: o.get(r, "prometheus"),
+    };
+    o.finish(r);
+    v
+}
+
+fn read_slo(r: &mut Reader, mut o: Obj) -> Slo {
+    let v = Slo {
+        min_success_rate: o.get(r, "min_success_rate"),
+        max_p95_ms: o.get(r, "max_p95_ms"),
+        max_p99_ms: o.get(r, "max_p99_ms"),
+        max_error_rate: o.get(r, "max_error_rate"),
+        min_eps_ratio: o.get(r, "min_eps_ratio"),
+        max_lost_events: o.get(r, "max_lost_events"),
+    };
+    o.finish(r);
+    v
+}

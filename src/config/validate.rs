@@ -1,0 +1,730 @@
+//! Rules that look at more than one field, or at the world (files, environment, the secret
+//! store): ranges with sane maxima, adapter/knob compatibility, token sources, stop conditions,
+//! workload profiles. Every rule reports through the `Reader` so its message carries the field
+//! path and the line of the field it is about.
+
+use std::path::Path;
+
+use crate::config::schema::*;
+use crate::config::secrets::{self, Store};
+use crate::yaml::Reader;
+
+pub const MAX_EPS: f64 = 100_000_000.0;
+pub const MAX_BATCH_EVENTS: u64 = 1_000_000;
+pub const MIN_BATCH_BYTES: u64 = 64;
+pub const MAX_BATCH_BYTES: u64 = 256 << 20;
+pub const MAX_REQUESTS_PER_SEC: f64 = 10_000_000.0;
+pub const MAX_ENTITY_POOL: u64 = 10_000_000;
+pub const MAX_SYSLOG_MESSAGE: u64 = 1 << 20;
+pub const MAX_UDP_PAYLOAD: u64 = 65_507;
+
+/// Runs every rule. `store` is where `token_secret` names are looked up.
+pub fn validate(c: &Config, r: &mut Reader, store: &Store) {
+    top(c, r);
+    target(&c.target, r, store);
+    source(&c.source, r);
+    workload(&c.workload, r);
+    observability(&c.observability, r);
+    slo(&c.slo, r);
+}
+
+fn top(c: &Config, r: &mut Reader) {
+    if let Some(name) = &c.name {
+        if name.is_empty() || name.len() > 128 || name.chars().any(char::is_control) {
+            r.error("name", "must be 1-128 printable characters");
+        }
+    }
+    if c.mode == Mode::Deterministic && c.seed.is_none() {
+        r.error(
+            "seed",
+            "deterministic mode needs a seed, so that the same seed gives the same events",
+        );
+    }
+}
+
+fn rate(r: &mut Reader, path: &str, v: f64, max: f64) {
+    if v <= 0.0 {
+        r.error(path, format!("must be greater than 0, found {v}"));
+    } else if v > max {
+        r.error(path, format!("{v} is above the maximum of {max}"));
+    }
+}
+
+fn fraction(r: &mut Reader, path: &str, v: Option<f64>) {
+    if let Some(v) = v {
+        if !(0.0..=1.0).contains(&v) {
+            r.error(
+                path,
+                format!("{v} is not a fraction between 0 and 1 (0.999 means 99.9%)"),
+            );
+        }
+    }
+}
+
+fn target(t: &Target, r: &mut Reader, store: &Store) {
+    let http = matches!(t.adapter, Adapter::Lphc | Adapter::GenericHec);
+    url(t, r);
+
+    if t.batch.max_events == 0 || t.batch.max_events > MAX_BATCH_EVENTS {
+        r.error(
+            "target.batch.max_events",
+            format!(
+                "must be between 1 and {MAX_BATCH_EVENTS}, found {}",
+                t.batch.max_events
+            ),
+        );
+    }
+    let mb = t.batch.max_bytes.0;
+    if !(MIN_BATCH_BYTES..=MAX_BATCH_BYTES).contains(&mb) {
+        r.error(
+            "target.batch.max_bytes",
+            format!(
+                "must be between {MIN_BATCH_BYTES}B and 256MiB, found {}",
+                t.batch.max_bytes
+            ),
+        );
+    }
+    if let Some(v) = t.limits.max_requests_per_sec {
+        rate(
+            r,
+            "target.limits.max_requests_per_sec",
+            v,
+            MAX_REQUESTS_PER_SEC,
+        );
+    }
+    if t.compression == Compression::Gzip && !http {
+        r.error(
+            "target.compression",
+            "gzip applies to the HTTP adapters (lphc, generic-hec), not syslog",
+        );
+    }
+    if t.hec.is_some() && t.adapter != Adapter::GenericHec {
+        r.error(
+            "target.hec",
+            format!(
+                "hec settings apply to adapter generic-hec; this target uses {}",
+                t.adapter
+            ),
+        );
+    }
+    if t.syslog.is_some() && t.adapter != Adapter::Syslog {
+        r.error(
+            "target.syslog",
+            format!(
+                "syslog settings apply to adapter syslog; this target uses {}",
+                t.adapter
+            ),
+        );
+    }
+    if let Some(h) = &t.hec {
+        hec(h, r);
+    }
+    if let Some(s) = &t.syslog {
+        syslog(s, t, r);
+    }
+    if let Some(a) = &t.auth {
+        auth(a, t.adapter, r, store);
+    }
+    if let Some(tls) = &t.tls {
+        tls_rules(tls, t, r);
+    }
+}
+
+/// The scheme a URL starts with, lower-cased, when it has one.
+fn scheme_of(url: &str) -> Option<String> {
+    url.split_once("://").map(|(s, _)| s.to_ascii_lowercase())
+}
+
+fn url(t: &Target, r: &mut Reader) {
+    let path = "target.url";
+    if t.url == "builtin" {
+        if t.adapter == Adapter::Syslog {
+            r.error(path, "the built-in sink speaks HTTP (lphc, generic-hec); give a syslog url such as tcp://127.0.0.1:5514");
+        }
+        return;
+    }
+    let allowed: &[&str] = match t.adapter {
+        Adapter::Lphc | Adapter::GenericHec => &["http", "https"],
+        Adapter::Syslog => &["tcp", "udp", "tls"],
+    };
+    let Some(scheme) = scheme_of(&t.url) else {
+        r.error(
+            path,
+            format!(
+                "{:?} is not a URL; use {}://host:port or builtin",
+                t.url,
+                allowed.join("|")
+            ),
+        );
+        return;
+    };
+    if !allowed.contains(&scheme.as_str()) {
+        r.error(
+            path,
+            format!(
+                "scheme {scheme}:// does not fit adapter {}; use {}",
+                t.adapter,
+                allowed
+                    .iter()
+                    .map(|s| format!("{s}://"))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ),
+        );
+        return;
+    }
+    match url::Url::parse(&t.url) {
+        Err(e) => r.error(path, format!("{:?} is not a valid URL: {e}", t.url)),
+        Ok(u) => {
+            if u.host_str().is_none_or(str::is_empty) {
+                r.error(path, format!("{:?} has no host", t.url));
+            }
+            if t.adapter == Adapter::Syslog {
+                if u.port().is_none() {
+                    r.error(
+                        path,
+                        format!("{:?} needs a port (syslog has no default one here)", t.url),
+                    );
+                }
+                if !matches!(u.path(), "" | "/") || u.query().is_some() {
+                    r.error(
+                        path,
+                        "a syslog url is scheme://host:port with no path or query",
+                    );
+                }
+            }
+            if !u.username().is_empty() || u.password().is_some() {
+                r.error(
+                    path,
+                    "credentials do not belong in the url; use target.auth",
+                );
+            }
+        }
+    }
+}
+
+fn hec(h: &Hec, r: &mut Reader) {
+    match (h.endpoint, h.framing) {
+        (HecEndpoint::Raw, Some(f)) if f != HecFraming::Raw => r.error(
+            "target.hec.framing",
+            format!("framing {f} needs endpoint event; the raw endpoint takes framing raw"),
+        ),
+        (HecEndpoint::Event, Some(HecFraming::Raw)) => r.error(
+            "target.hec.framing",
+            "framing raw needs endpoint raw (/services/collector/raw)",
+        ),
+        _ => {}
+    }
+    if let Some(ch) = &h.channel {
+        if !is_guid(ch) {
+            r.error(
+                "target.hec.channel",
+                format!("{ch:?} is not a GUID (e.g. 0aeeac95-ac74-4aa9-b30d-6c4c0ac581ba)"),
+            );
+        }
+    }
+    for (key, v) in [
+        ("index", &h.index),
+        ("sourcetype", &h.sourcetype),
+        ("source", &h.source),
+        ("host", &h.host),
+    ] {
+        if let Some(v) = v {
+            if v.is_empty() || v.chars().any(char::is_control) {
+                r.error(
+                    &format!("target.hec.{key}"),
+                    "must be a non-empty single-line string",
+                );
+            }
+        }
+    }
+}
+
+fn is_guid(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.len() == 5
+        && [8, 4, 4, 4, 12]
+            .iter()
+            .zip(&parts)
+            .all(|(n, p)| p.len() == *n && p.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+fn syslog(s: &Syslog, t: &Target, r: &mut Reader) {
+    let scheme = scheme_of(&t.url);
+    if let (Some(tr), Some(sc)) = (s.transport, scheme.as_deref()) {
+        if tr.name() != sc {
+            r.error(
+                "target.syslog.transport",
+                format!("transport {tr} contradicts the url scheme {sc}://; leave transport out to follow the url"),
+            );
+        }
+    }
+    if let Some(app) = &s.app_name {
+        if app.is_empty() || app.len() > 48 || !app.bytes().all(|b| (33..=126).contains(&b)) {
+            r.error(
+                "target.syslog.app_name",
+                "must be 1-48 printable ASCII characters without spaces (RFC 5424 APP-NAME)",
+            );
+        }
+    }
+    let max = s.max_message_bytes.0;
+    let udp = scheme.as_deref() == Some("udp") || s.transport == Some(SyslogTransport::Udp);
+    if max < 64 || max > MAX_SYSLOG_MESSAGE {
+        r.error(
+            "target.syslog.max_message_bytes",
+            format!(
+                "must be between 64B and 1MiB, found {}",
+                s.max_message_bytes
+            ),
+        );
+    } else if udp && max > MAX_UDP_PAYLOAD {
+        r.error(
+            "target.syslog.max_message_bytes",
+            format!(
+                "{} does not fit one UDP datagram (at most {MAX_UDP_PAYLOAD} bytes)",
+                s.max_message_bytes
+            ),
+        );
+    }
+    if s.format == SyslogFormat::Rfc3164 && max > 1024 {
+        r.warning(
+            "target.syslog.max_message_bytes",
+            "RFC 3164 messages are limited to 1024 bytes; many receivers truncate longer ones",
+        );
+    }
+}
+
+fn auth(a: &Auth, adapter: Adapter, r: &mut Reader, store: &Store) {
+    let Some(scheme) = a.scheme else { return };
+    let fits = match adapter {
+        Adapter::Lphc => matches!(
+            scheme,
+            AuthScheme::XApiKey | AuthScheme::Basic | AuthScheme::Bearer | AuthScheme::Header
+        ),
+        Adapter::GenericHec => matches!(
+            scheme,
+            AuthScheme::Splunk | AuthScheme::Bearer | AuthScheme::Basic | AuthScheme::Header
+        ),
+        Adapter::Syslog => {
+            r.error(
+                "target.auth",
+                "syslog has no authentication; use tls.client_cert for mutual TLS instead",
+            );
+            return;
+        }
+    };
+    if !fits {
+        let hint = match scheme {
+            AuthScheme::Splunk => "the splunk scheme is for adapter generic-hec",
+            AuthScheme::XApiKey => "for a HEC target use scheme header with header: X-API-Key",
+            _ => "",
+        };
+        r.error(
+            "target.auth.scheme",
+            format!("scheme {scheme} does not fit adapter {adapter}; {hint}"),
+        );
+    }
+    let sources: Vec<&str> = [
+        ("token_env", a.token_env.is_some()),
+        ("token_file", a.token_file.is_some()),
+        ("token_secret", a.token_secret.is_some()),
+    ]
+    .iter()
+    .filter(|(_, set)| *set)
+    .map(|(k, _)| *k)
+    .collect();
+    match sources.len() {
+        0 => r.error(
+            "target.auth",
+            format!(
+                "scheme {scheme} needs a token: give one of token_env, token_file, token_secret"
+            ),
+        ),
+        1 => {}
+        _ => r.error(
+            &format!("target.auth.{}", sources[1]),
+            format!(
+                "give only one token source; found {}",
+                sources.join(" and ")
+            ),
+        ),
+    }
+    if let Some(var) = &a.token_env {
+        if var.is_empty() || !var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            r.error(
+                "target.auth.token_env",
+                format!("{var:?} is not an environment variable name"),
+            );
+        } else if std::env::var_os(var).is_none_or(|v| v.is_empty()) {
+            r.warning(
+                "target.auth.token_env",
+                format!("environment variable {var} is not set now; a run will need it"),
+            );
+        }
+    }
+    if let Some(file) = &a.token_file {
+        let p = Path::new(file);
+        if !p.exists() {
+            r.warning(
+                "target.auth.token_file",
+                format!("{file} does not exist now; a run will need it"),
+            );
+        } else if let Err(e) = secrets::check_private_mode(p) {
+            r.error("target.auth.token_file", e);
+        }
+    }
+    if let Some(name) = &a.token_secret {
+        if let Err(e) = secrets::check_name(name) {
+            r.error("target.auth.token_secret", e);
+        } else if !store.contains(name) {
+            r.warning(
+                "target.auth.token_secret",
+                format!(
+                    "no secret named {name:?} in {} now; a run will need it",
+                    store.dir().display()
+                ),
+            );
+        }
+    }
+    match (scheme, &a.username) {
+        (AuthScheme::Basic, None) => r.error(
+            "target.auth.username",
+            "scheme basic needs a username (the token is the password)",
+        ),
+        (AuthScheme::Basic, Some(u)) if u.contains(':') || u.is_empty() => r.error(
+            "target.auth.username",
+            "a basic-auth username must be non-empty and contain no ':'",
+        ),
+        (s, Some(_)) if s != AuthScheme::Basic => r.error(
+            "target.auth.username",
+            format!("username applies to scheme basic, not {s}"),
+        ),
+        _ => {}
+    }
+    match (scheme, &a.header) {
+        (AuthScheme::Header, None) => r.error(
+            "target.auth.header",
+            "scheme header needs the header name, e.g. header: X-Auth-Token",
+        ),
+        (AuthScheme::Header, Some(h)) if !is_header_name(h) => r.error(
+            "target.auth.header",
+            format!("{h:?} is not a valid HTTP header name"),
+        ),
+        (s, Some(_)) if s != AuthScheme::Header => r.error(
+            "target.auth.header",
+            format!("header applies to scheme header, not {s}"),
+        ),
+        _ => {}
+    }
+}
+
+/// RFC 9110 token characters.
+fn is_header_name(h: &str) -> bool {
+    !h.is_empty()
+        && h.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn tls_rules(tls: &Tls, t: &Target, r: &mut Reader) {
+    let secure = matches!(scheme_of(&t.url).as_deref(), Some("https" | "tls"));
+    if !secure {
+        r.error("target.tls", "tls settings need an https:// or tls:// url");
+    }
+    if !tls.verify {
+        r.warning(
+            "target.tls.verify",
+            "certificate verification is off: the target's identity is not checked",
+        );
+    }
+    match (&tls.client_cert, &tls.client_key) {
+        (Some(_), None) => r.error("target.tls.client_key", "client_cert needs client_key"),
+        (None, Some(_)) => r.error("target.tls.client_cert", "client_key needs client_cert"),
+        _ => {}
+    }
+    for (key, v) in [
+        ("ca_file", &tls.ca_file),
+        ("client_cert", &tls.client_cert),
+        ("client_key", &tls.client_key),
+    ] {
+        if let Some(f) = v {
+            if !Path::new(f).is_file() {
+                r.error(&format!("target.tls.{key}"), format!("{f}: no such file"));
+            }
+        }
+    }
+    if let Some(sn) = &tls.server_name {
+        if sn.is_empty() || sn.len() > 253 || sn.contains(char::is_whitespace) {
+            r.error(
+                "target.tls.server_name",
+                format!("{sn:?} is not a host name"),
+            );
+        }
+    }
+}
+
+fn source(s: &Source, r: &mut Reader) {
+    if s.id.is_empty()
+        || !s
+            .id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))
+    {
+        r.error(
+            "source.id",
+            format!(
+                "{:?} is not a source id (lower-case, dotted, e.g. aws.cloudtrail)",
+                s.id
+            ),
+        );
+    }
+    if let Err(e) = semver::VersionReq::parse(&s.version) {
+        r.error(
+            "source.version",
+            format!(
+                "{:?} is not a version requirement such as \">=1.0\": {e}",
+                s.version
+            ),
+        );
+    }
+    for (kind, size) in &s.entities {
+        let path = format!("source.entities.{kind}");
+        if !ENTITY_KINDS.contains(&kind.as_str()) {
+            let hint = crate::yaml::diag::did_you_mean(kind, ENTITY_KINDS)
+                .map(|g| format!("; did you mean {g:?}?"))
+                .unwrap_or_default();
+            r.error(
+                &path,
+                format!(
+                    "unknown entity kind {kind:?} (known: {}){hint}",
+                    ENTITY_KINDS.join(", ")
+                ),
+            );
+        } else if *size == 0 || *size > MAX_ENTITY_POOL {
+            r.error(
+                &path,
+                format!("pool size must be between 1 and {MAX_ENTITY_POOL}, found {size}"),
+            );
+        }
+    }
+    let ts = &s.timestamps;
+    if let Some(a) = &ts.anchor {
+        if humantime::parse_rfc3339_weak(a).is_err() {
+            r.error(
+                "source.timestamps.anchor",
+                format!("{a:?} is not an RFC 3339 time such as 2026-01-05T00:00:00Z"),
+            );
+        }
+    }
+    match ts.mode {
+        TimestampMode::Realtime => {
+            for k in ["anchor", "span"] {
+                let p = format!("source.timestamps.{k}");
+                if r.present(&p) {
+                    r.error(
+                        &p,
+                        format!("{k} applies to mode backfill; this block uses mode realtime"),
+                    );
+                }
+            }
+        }
+        TimestampMode::Backfill => match ts.span {
+            None => r.error(
+                "source.timestamps.span",
+                "mode backfill needs a span, e.g. span: 14d",
+            ),
+            Some(s) if s.0.is_zero() => {
+                r.error("source.timestamps.span", "span must be greater than 0")
+            }
+            _ => {}
+        },
+    }
+    if ts.jitter.0 > std::time::Duration::from_secs(86_400) {
+        r.error(
+            "source.timestamps.jitter",
+            "jitter above 1d is not plausible for event timestamps",
+        );
+    }
+}
+
+fn workload(w: &Workload, r: &mut Reader) {
+    if let Some(eps) = w.eps {
+        rate(r, "workload.eps", eps, MAX_EPS);
+    }
+    let blocks = [
+        (
+            Profile::Burst,
+            "burst",
+            w.burst.is_some() || r.present("workload.burst"),
+        ),
+        (
+            Profile::Ramp,
+            "ramp",
+            w.ramp.is_some() || r.present("workload.ramp"),
+        ),
+        (
+            Profile::Steps,
+            "steps",
+            w.steps.is_some() || r.present("workload.steps"),
+        ),
+    ];
+    for (p, key, present) in blocks {
+        if present && w.profile != p {
+            r.error(
+                &format!("workload.{key}"),
+                format!(
+                    "{key} settings apply to profile {key}; this workload uses profile {}",
+                    w.profile
+                ),
+            );
+        }
+        if !present && w.profile == p {
+            r.error(
+                &format!("workload.{key}"),
+                format!("profile {key} needs a {key} block"),
+            );
+        }
+    }
+    match w.profile {
+        Profile::Steady => {
+            if w.eps.is_none() && !w.find_ceiling && !r.present("workload.eps") {
+                r.error(
+                    "workload.eps",
+                    "profile steady needs eps (events per second), or find_ceiling: true",
+                );
+            }
+        }
+        p => {
+            if w.eps.is_some() {
+                r.error(
+                    "workload.eps",
+                    format!(
+                        "eps applies to profile steady; profile {p} sets its rates in its own block"
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(b) = &w.burst {
+        rate(r, "workload.burst.high_eps", b.high_eps, MAX_EPS);
+        if b.low_eps < 0.0 || b.low_eps > MAX_EPS {
+            r.error(
+                "workload.burst.low_eps",
+                format!("must be between 0 and {MAX_EPS}, found {}", b.low_eps),
+            );
+        } else if b.low_eps > b.high_eps {
+            r.error(
+                "workload.burst.low_eps",
+                format!("low_eps {} is above high_eps {}", b.low_eps, b.high_eps),
+            );
+        }
+        if b.period.0 < std::time::Duration::from_millis(100) {
+            r.error(
+                "workload.burst.period",
+                format!("must be at least 100ms, found {}", b.period),
+            );
+        }
+        if !(b.duty > 0.0 && b.duty < 1.0) {
+            r.error(
+                "workload.burst.duty",
+                format!(
+                    "is the share of each period at high_eps, strictly between 0 and 1; found {}",
+                    b.duty
+                ),
+            );
+        }
+    }
+    if let Some(rp) = &w.ramp {
+        for (k, v) in [("from_eps", rp.from_eps), ("to_eps", rp.to_eps)] {
+            if !(0.0..=MAX_EPS).contains(&v) {
+                r.error(
+                    &format!("workload.ramp.{k}"),
+                    format!("must be between 0 and {MAX_EPS}, found {v}"),
+                );
+            }
+        }
+        if rp.from_eps == 0.0 && rp.to_eps == 0.0 {
+            r.error("workload.ramp.to_eps", "a ramp from 0 to 0 sends nothing");
+        }
+        if rp.over.0.is_zero() {
+            r.error("workload.ramp.over", "must be greater than 0");
+        }
+    }
+    if let Some(steps) = &w.steps {
+        if steps.is_empty() && !r.present("workload.steps[0]") {
+            r.error("workload.steps", "needs at least one {eps, hold} step");
+        }
+        for (i, s) in steps.iter().enumerate() {
+            rate(r, &format!("workload.steps[{i}].eps"), s.eps, MAX_EPS);
+            if s.hold.0.is_zero() {
+                r.error(
+                    &format!("workload.steps[{i}].hold"),
+                    "must be greater than 0",
+                );
+            }
+        }
+    }
+    let stop_given = r.present("workload.stop");
+    match (w.stop.after, w.stop.total_events) {
+        (Some(_), Some(_)) => r.error(
+            "workload.stop.total_events",
+            "give exactly one of stop.after and stop.total_events, not both",
+        ),
+        (None, None)
+            if stop_given
+                && !r.present("workload.stop.after")
+                && !r.present("workload.stop.total_events") =>
+        {
+            r.error(
+                "workload.stop",
+                "give exactly one of stop.after (a duration) and stop.total_events (a count)",
+            )
+        }
+        (Some(d), None) if d.0.is_zero() => {
+            r.error("workload.stop.after", "must be greater than 0")
+        }
+        (None, Some(0)) => r.error("workload.stop.total_events", "must be greater than 0"),
+        _ => {}
+    }
+}
+
+fn observability(o: &Observability, r: &mut Reader) {
+    if let Some(p) = &o.prometheus {
+        if p.parse::<std::net::SocketAddr>().is_err() {
+            r.error(
+                "observability.prometheus",
+                format!("{p:?} is not a listen address such as 127.0.0.1:9464"),
+            );
+        }
+    }
+    if let Some(rep) = &o.report {
+        if rep.is_empty() {
+            r.error("observability.report", "must be a file path");
+        } else if Path::new(rep).is_dir() {
+            r.error(
+                "observability.report",
+                format!("{rep} is a directory; give a file path"),
+            );
+        }
+    }
+}
+
+fn slo(s: &Slo, r: &mut Reader) {
+    fraction(r, "slo.min_success_rate", s.min_success_rate);
+    fraction(r, "slo.max_error_rate", s.max_error_rate);
+    fraction(r, "slo.min_eps_ratio", s.min_eps_ratio);
+    for (k, v) in [("max_p95_ms", s.max_p95_ms), ("max_p99_ms", s.max_p99_ms)] {
+        if let Some(v) = v {
+            if v <= 0.0 {
+                r.error(
+                    &format!("slo.{k}"),
+                    format!("must be greater than 0, found {v}"),
+                );
+            }
+        }
+    }
+    if let (Some(p95), Some(p99)) = (s.max_p95_ms, s.max_p99_ms) {
+        if p95 > p99 {
+            r.warning("slo.max_p95_ms", format!("{p95} ms is above max_p99_ms {p99} ms; p95 can never exceed p99, so this bound is never the one that fails"));
+        }
+    }
+}
