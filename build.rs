@@ -19,15 +19,14 @@ fn main() {
     if let Ok(out) = Command::new("git")
         .args(["rev-parse", "--git-dir"])
         .output()
+        && out.status.success()
     {
-        if out.status.success() {
-            let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
-            println!("cargo:rerun-if-changed={dir}/HEAD");
-            if let Ok(head) = std::fs::read_to_string(format!("{dir}/HEAD")) {
-                if let Some(r) = head.strip_prefix("ref: ") {
-                    println!("cargo:rerun-if-changed={dir}/{}", r.trim());
-                }
-            }
+        let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        println!("cargo:rerun-if-changed={dir}/HEAD");
+        if let Ok(head) = std::fs::read_to_string(format!("{dir}/HEAD"))
+            && let Some(r) = head.strip_prefix("ref: ")
+        {
+            println!("cargo:rerun-if-changed={dir}/{}", r.trim());
         }
     }
     println!("cargo:rerun-if-changed=build.rs");

@@ -55,3 +55,87 @@ pub fn load_str(text: &str, store: &Store) -> Loaded {
         diags: r.diags,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "schema_version: \"1.0\"\ntarget: { url: builtin }\nsource: { id: aws.cloudtrail }\nworkload: { eps: 10, stop: { after: 5s } }\n";
+
+    fn load(text: &str) -> Loaded {
+        load_str(text, &Store::new("/nonexistent/store".into()))
+    }
+
+    fn messages(l: &Loaded) -> Vec<String> {
+        l.diags.items.iter().map(|d| d.to_string()).collect()
+    }
+
+    #[test]
+    fn minimal_config_gets_defaults() {
+        let l = load(BASE);
+        let c = l.config.expect("valid");
+        assert_eq!(c.target.adapter, schema::Adapter::Lphc);
+        assert_eq!(c.target.batch.max_events, schema::DEFAULT_BATCH_EVENTS);
+        assert_eq!(c.target.compression, schema::Compression::None);
+        assert_eq!(c.mode, schema::Mode::Realtime);
+        assert_eq!(c.source.version, "*");
+        assert!(l.diags.items.is_empty());
+    }
+
+    #[test]
+    fn warnings_do_not_invalidate() {
+        let text = BASE.replace(
+            "target: { url: builtin }",
+            "target:\n  url: https://127.0.0.1:8088/x\n  tls: { verify: false }\n  auth: { scheme: bearer, token_env: INGESTBENCH_TEST_SURELY_UNSET }",
+        ) + "slo: { max_p95_ms: 500, max_p99_ms: 100 }\n";
+        let l = load(&text);
+        assert!(l.config.is_some(), "{:?}", messages(&l));
+        let m = messages(&l);
+        assert_eq!(m.len(), 3, "{m:?}");
+        assert!(m.iter().any(|s| s.contains("verification is off")));
+        assert!(
+            m.iter()
+                .any(|s| s.contains("INGESTBENCH_TEST_SURELY_UNSET is not set"))
+        );
+        assert!(m.iter().any(|s| s.starts_with("slo.max_p95_ms")));
+    }
+
+    #[test]
+    fn all_errors_at_once_in_file_order() {
+        let text = "schema_version: \"1.0\"\nworkload: { eps: -1, stop: { after: 1x } }\ntarget: { url: builtin, batch: { max_events: 0 } }\nsource: { id: AWS }\n";
+        let l = load(text);
+        assert!(l.config.is_none());
+        let lines: Vec<usize> = l.diags.errors().map(|d| d.pos.unwrap().line).collect();
+        assert_eq!(lines.len(), 4, "{:?}", messages(&l));
+        assert!(lines.windows(2).all(|w| w[0] <= w[1]), "{lines:?}");
+    }
+
+    #[test]
+    fn syslog_transport_follows_url_and_builtin_is_http_only() {
+        let ok = BASE.replace(
+            "target: { url: builtin }",
+            "target: { adapter: syslog, url: \"udp://127.0.0.1:514\", syslog: { transport: udp } }",
+        );
+        assert!(load(&ok).config.is_some());
+        let bad = BASE.replace(
+            "target: { url: builtin }",
+            "target: { adapter: syslog, url: builtin }",
+        );
+        assert!(messages(&load(&bad))[0].starts_with("target.url"));
+        let noport = BASE.replace(
+            "target: { url: builtin }",
+            "target: { adapter: syslog, url: \"tcp://127.0.0.1\" }",
+        );
+        assert!(messages(&load(&noport))[0].contains("needs a port"));
+    }
+
+    #[test]
+    fn config_serializes_without_token_values() {
+        let text = BASE.replace("target: { url: builtin }", "target: { url: \"http://127.0.0.1:1/x\", auth: { scheme: x-api-key, token_env: MY_TOKEN } }");
+        let c = load(&text).config.unwrap();
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["target"]["auth"]["token_env"], "MY_TOKEN");
+        assert_eq!(v["workload"]["stop"]["after"], "5s");
+        assert_eq!(v["target"]["batch"]["max_bytes"], "1MB");
+    }
+}

@@ -150,12 +150,12 @@ impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
         for (unit, factor) in [("GiB", 1u64 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
-            if b >= factor && b % factor == 0 {
+            if b >= factor && b.is_multiple_of(factor) {
                 return write!(f, "{}{unit}", b / factor);
             }
         }
         for (unit, factor) in [("GB", 1_000_000_000u64), ("MB", 1_000_000), ("KB", 1_000)] {
-            if b >= factor && b % factor == 0 {
+            if b >= factor && b.is_multiple_of(factor) {
                 return write!(f, "{}{unit}", b / factor);
             }
         }

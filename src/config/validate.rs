@@ -29,10 +29,10 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store) {
 }
 
 fn top(c: &Config, r: &mut Reader) {
-    if let Some(name) = &c.name {
-        if name.is_empty() || name.len() > 128 || name.chars().any(char::is_control) {
-            r.error("name", "must be 1-128 printable characters");
-        }
+    if let Some(name) = &c.name
+        && (name.is_empty() || name.len() > 128 || name.chars().any(char::is_control))
+    {
+        r.error("name", "must be 1-128 printable characters");
     }
     if c.mode == Mode::Deterministic && c.seed.is_none() {
         r.error(
@@ -51,13 +51,13 @@ fn rate(r: &mut Reader, path: &str, v: f64, max: f64) {
 }
 
 fn fraction(r: &mut Reader, path: &str, v: Option<f64>) {
-    if let Some(v) = v {
-        if !(0.0..=1.0).contains(&v) {
-            r.error(
-                path,
-                format!("{v} is not a fraction between 0 and 1 (0.999 means 99.9%)"),
-            );
-        }
+    if let Some(v) = v
+        && !(0.0..=1.0).contains(&v)
+    {
+        r.error(
+            path,
+            format!("{v} is not a fraction between 0 and 1 (0.999 means 99.9%)"),
+        );
     }
 }
 
@@ -215,13 +215,13 @@ fn hec(h: &Hec, r: &mut Reader) {
         ),
         _ => {}
     }
-    if let Some(ch) = &h.channel {
-        if !is_guid(ch) {
-            r.error(
-                "target.hec.channel",
-                format!("{ch:?} is not a GUID (e.g. 0aeeac95-ac74-4aa9-b30d-6c4c0ac581ba)"),
-            );
-        }
+    if let Some(ch) = &h.channel
+        && !is_guid(ch)
+    {
+        r.error(
+            "target.hec.channel",
+            format!("{ch:?} is not a GUID (e.g. 0aeeac95-ac74-4aa9-b30d-6c4c0ac581ba)"),
+        );
     }
     for (key, v) in [
         ("index", &h.index),
@@ -229,13 +229,13 @@ fn hec(h: &Hec, r: &mut Reader) {
         ("source", &h.source),
         ("host", &h.host),
     ] {
-        if let Some(v) = v {
-            if v.is_empty() || v.chars().any(char::is_control) {
-                r.error(
-                    &format!("target.hec.{key}"),
-                    "must be a non-empty single-line string",
-                );
-            }
+        if let Some(v) = v
+            && (v.is_empty() || v.chars().any(char::is_control))
+        {
+            r.error(
+                &format!("target.hec.{key}"),
+                "must be a non-empty single-line string",
+            );
         }
     }
 }
@@ -251,25 +251,25 @@ fn is_guid(s: &str) -> bool {
 
 fn syslog(s: &Syslog, t: &Target, r: &mut Reader) {
     let scheme = scheme_of(&t.url);
-    if let (Some(tr), Some(sc)) = (s.transport, scheme.as_deref()) {
-        if tr.name() != sc {
-            r.error(
+    if let (Some(tr), Some(sc)) = (s.transport, scheme.as_deref())
+        && tr.name() != sc
+    {
+        r.error(
                 "target.syslog.transport",
                 format!("transport {tr} contradicts the url scheme {sc}://; leave transport out to follow the url"),
             );
-        }
     }
-    if let Some(app) = &s.app_name {
-        if app.is_empty() || app.len() > 48 || !app.bytes().all(|b| (33..=126).contains(&b)) {
-            r.error(
-                "target.syslog.app_name",
-                "must be 1-48 printable ASCII characters without spaces (RFC 5424 APP-NAME)",
-            );
-        }
+    if let Some(app) = &s.app_name
+        && (app.is_empty() || app.len() > 48 || !app.bytes().all(|b| (33..=126).contains(&b)))
+    {
+        r.error(
+            "target.syslog.app_name",
+            "must be 1-48 printable ASCII characters without spaces (RFC 5424 APP-NAME)",
+        );
     }
     let max = s.max_message_bytes.0;
     let udp = scheme.as_deref() == Some("udp") || s.transport == Some(SyslogTransport::Udp);
-    if max < 64 || max > MAX_SYSLOG_MESSAGE {
+    if !(64..=MAX_SYSLOG_MESSAGE).contains(&max) {
         r.error(
             "target.syslog.max_message_bytes",
             format!(
@@ -446,19 +446,19 @@ fn tls_rules(tls: &Tls, t: &Target, r: &mut Reader) {
         ("client_cert", &tls.client_cert),
         ("client_key", &tls.client_key),
     ] {
-        if let Some(f) = v {
-            if !Path::new(f).is_file() {
-                r.error(&format!("target.tls.{key}"), format!("{f}: no such file"));
-            }
+        if let Some(f) = v
+            && !Path::new(f).is_file()
+        {
+            r.error(&format!("target.tls.{key}"), format!("{f}: no such file"));
         }
     }
-    if let Some(sn) = &tls.server_name {
-        if sn.is_empty() || sn.len() > 253 || sn.contains(char::is_whitespace) {
-            r.error(
-                "target.tls.server_name",
-                format!("{sn:?} is not a host name"),
-            );
-        }
+    if let Some(sn) = &tls.server_name
+        && (sn.is_empty() || sn.len() > 253 || sn.contains(char::is_whitespace))
+    {
+        r.error(
+            "target.tls.server_name",
+            format!("{sn:?} is not a host name"),
+        );
     }
 }
 
@@ -507,13 +507,13 @@ fn source(s: &Source, r: &mut Reader) {
         }
     }
     let ts = &s.timestamps;
-    if let Some(a) = &ts.anchor {
-        if humantime::parse_rfc3339_weak(a).is_err() {
-            r.error(
-                "source.timestamps.anchor",
-                format!("{a:?} is not an RFC 3339 time such as 2026-01-05T00:00:00Z"),
-            );
-        }
+    if let Some(a) = &ts.anchor
+        && humantime::parse_rfc3339_weak(a).is_err()
+    {
+        r.error(
+            "source.timestamps.anchor",
+            format!("{a:?} is not an RFC 3339 time such as 2026-01-05T00:00:00Z"),
+        );
     }
     match ts.mode {
         TimestampMode::Realtime => {
@@ -688,13 +688,13 @@ fn workload(w: &Workload, r: &mut Reader) {
 }
 
 fn observability(o: &Observability, r: &mut Reader) {
-    if let Some(p) = &o.prometheus {
-        if p.parse::<std::net::SocketAddr>().is_err() {
-            r.error(
-                "observability.prometheus",
-                format!("{p:?} is not a listen address such as 127.0.0.1:9464"),
-            );
-        }
+    if let Some(p) = &o.prometheus
+        && p.parse::<std::net::SocketAddr>().is_err()
+    {
+        r.error(
+            "observability.prometheus",
+            format!("{p:?} is not a listen address such as 127.0.0.1:9464"),
+        );
     }
     if let Some(rep) = &o.report {
         if rep.is_empty() {
@@ -713,18 +713,18 @@ fn slo(s: &Slo, r: &mut Reader) {
     fraction(r, "slo.max_error_rate", s.max_error_rate);
     fraction(r, "slo.min_eps_ratio", s.min_eps_ratio);
     for (k, v) in [("max_p95_ms", s.max_p95_ms), ("max_p99_ms", s.max_p99_ms)] {
-        if let Some(v) = v {
-            if v <= 0.0 {
-                r.error(
-                    &format!("slo.{k}"),
-                    format!("must be greater than 0, found {v}"),
-                );
-            }
+        if let Some(v) = v
+            && v <= 0.0
+        {
+            r.error(
+                &format!("slo.{k}"),
+                format!("must be greater than 0, found {v}"),
+            );
         }
     }
-    if let (Some(p95), Some(p99)) = (s.max_p95_ms, s.max_p99_ms) {
-        if p95 > p99 {
-            r.warning("slo.max_p95_ms", format!("{p95} ms is above max_p99_ms {p99} ms; p95 can never exceed p99, so this bound is never the one that fails"));
-        }
+    if let (Some(p95), Some(p99)) = (s.max_p95_ms, s.max_p99_ms)
+        && p95 > p99
+    {
+        r.warning("slo.max_p95_ms", format!("{p95} ms is above max_p99_ms {p99} ms; p95 can never exceed p99, so this bound is never the one that fails"));
     }
 }

@@ -104,7 +104,7 @@ fn load_error(e: &LoadError) -> (Option<Pos>, String) {
         LoadError::ScanError(m, se) => (at(m), format!("invalid YAML: {}", se.info())),
         LoadError::DuplicateKey(inner) => {
             let k = &inner.key;
-            let p = k.span().start().and_then(|m| at(m));
+            let p = k.span().start().and_then(at);
             (p, format!("duplicate key {:?}", k.as_str()))
         }
     }

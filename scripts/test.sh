@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The project's one test command (README, .ci/run): installs what the tests need when it is
+# missing, then runs cargo fmt --check, clippy with warnings as errors, and the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-test-deps.sh
+
+echo "== cargo fmt --check"
+cargo fmt --check
+echo "== cargo clippy --all-targets -- -D warnings"
+cargo clippy --all-targets --quiet -- -D warnings
+echo "== cargo test"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --all-targets --quiet 2>&1 | tee "$log"
+# One closing line for the whole suite, summed over every test binary.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
+     END { printf "cargo-test: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
