@@ -29,5 +29,29 @@ fn main() {
             println!("cargo:rerun-if-changed={dir}/{}", r.trim());
         }
     }
+    embed_packs();
     println!("cargo:rerun-if-changed=build.rs");
+}
+
+/// Writes `$OUT_DIR/embedded_packs.rs`: every `packs/*.yaml`, so an installed binary has them.
+fn embed_packs() {
+    let dir = std::path::Path::new(&std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("packs");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    files.retain(|p| p.extension().is_some_and(|x| x == "yaml"));
+    files.sort();
+    let mut code = String::from("pub static PACKS: &[(&str, &str)] = &[\n");
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+        let name = f.file_name().unwrap().to_string_lossy();
+        code.push_str(&format!(
+            "    ({name:?}, include_str!({:?})),\n",
+            f.display().to_string()
+        ));
+    }
+    code.push_str("];\n");
+    let out = std::path::Path::new(&std::env::var("OUT_DIR").unwrap()).join("embedded_packs.rs");
+    std::fs::write(out, code).unwrap();
 }

@@ -5,4 +5,6 @@
 pub mod cli;
 pub mod config;
 pub mod exit;
+pub mod generate;
+pub mod pack;
 pub mod yaml;

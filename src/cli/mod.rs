@@ -1,7 +1,9 @@
 //! The command line: one file per subcommand (flags with argh, printing), all dispatched from
 //! `run`, which returns the process exit code. Usage errors exit 2, `--help` exits 0.
 
+mod r#gen;
 mod secret;
+mod sources;
 mod validate;
 mod version;
 
@@ -26,6 +28,8 @@ struct Top {
 #[argh(subcommand)]
 enum Command {
     Validate(validate::Args),
+    Gen(r#gen::Args),
+    Sources(sources::Args),
     Secret(secret::Args),
     Version(version::Args),
 }
@@ -57,6 +61,8 @@ pub fn run(args: &[String]) -> i32 {
     };
     let code = match top.command {
         Command::Validate(a) => validate::run(a),
+        Command::Gen(a) => r#gen::run(a),
+        Command::Sources(a) => sources::run(a),
         Command::Secret(a) => secret::run(a),
         Command::Version(a) => version::run(a),
     };

@@ -29,6 +29,9 @@ pub struct Args {
     /// secret store directory, for checking token_secret names (default: the per-user store)
     #[argh(option)]
     secrets_dir: Option<PathBuf>,
+    /// directory searched for packs before ./packs and the built-in ones
+    #[argh(option)]
+    packs: Option<PathBuf>,
 }
 
 crate::yaml_enum!(
@@ -60,7 +63,14 @@ pub fn run(a: Args) -> Exit {
             return Exit::Invalid;
         }
     };
-    let loaded = config::load(&a.config, &secrets::Store::new(dir));
+    let catalog = match crate::pack::Catalog::discover(a.packs.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            super::err(&format!("error: {e}"));
+            return Exit::Invalid;
+        }
+    };
+    let loaded = config::load(&a.config, &secrets::Store::new(dir), Some(&catalog));
     let file = a.config.display().to_string();
     let valid = loaded.config.is_some();
     match a.output {

@@ -13,6 +13,7 @@ use std::path::Path;
 use crate::yaml::{self, Reader, diag::Diags};
 pub use schema::Config;
 use secrets::Store;
+pub use validate::PackIndex;
 
 /// The result of loading one config file.
 pub struct Loaded {
@@ -22,10 +23,10 @@ pub struct Loaded {
 }
 
 /// Reads, parses and validates the file at `path`; tokens are looked up in `store` only to
-/// warn about missing ones.
-pub fn load(path: &Path, store: &Store) -> Loaded {
+/// warn about missing ones; `packs`, when given, checks the source pack exists.
+pub fn load(path: &Path, store: &Store, packs: Option<&dyn PackIndex>) -> Loaded {
     match yaml::read_text(path) {
-        Ok(text) => load_str(&text, store),
+        Ok(text) => load_str(&text, store, packs),
         Err(msg) => {
             let mut diags = Diags::default();
             diags.error("", None, msg);
@@ -38,12 +39,12 @@ pub fn load(path: &Path, store: &Store) -> Loaded {
 }
 
 /// As `load`, from text.
-pub fn load_str(text: &str, store: &Store) -> Loaded {
+pub fn load_str(text: &str, store: &Store, packs: Option<&dyn PackIndex>) -> Loaded {
     let mut r = Reader::default();
     let config =
         yaml::parse(text, &mut r.diags).and_then(|root| schema::read_config(&mut r, &root));
     if let Some(c) = &config {
-        validate::validate(c, &mut r, store);
+        validate::validate(c, &mut r, store, packs);
     }
     // Report in file order, whatever order the rules ran in.
     r.diags
@@ -63,7 +64,7 @@ mod tests {
     const BASE: &str = "schema_version: \"1.0\"\ntarget: { url: builtin }\nsource: { id: aws.cloudtrail }\nworkload: { eps: 10, stop: { after: 5s } }\n";
 
     fn load(text: &str) -> Loaded {
-        load_str(text, &Store::new("/nonexistent/store".into()))
+        load_str(text, &Store::new("/nonexistent/store".into()), None)
     }
 
     fn messages(l: &Loaded) -> Vec<String> {

@@ -18,11 +18,18 @@ pub const MAX_ENTITY_POOL: u64 = 10_000_000;
 pub const MAX_SYSLOG_MESSAGE: u64 = 1 << 20;
 pub const MAX_UDP_PAYLOAD: u64 = 65_507;
 
-/// Runs every rule. `store` is where `token_secret` names are looked up.
-pub fn validate(c: &Config, r: &mut Reader, store: &Store) {
+/// What validation may look up beyond the file: the source pack catalog.
+pub trait PackIndex {
+    /// The version of pack `id`, or why it cannot be used (unknown id, broken pack).
+    fn version_of(&self, id: &str) -> Result<semver::Version, String>;
+}
+
+/// Runs every rule. `store` is where `token_secret` names are looked up; `packs`, when given,
+/// is where `source.id` and `source.version` are checked.
+pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn PackIndex>) {
     top(c, r);
     target(&c.target, r, store);
-    source(&c.source, r);
+    source(&c.source, r, packs);
     workload(&c.workload, r);
     observability(&c.observability, r);
     slo(&c.slo, r);
@@ -462,7 +469,7 @@ fn tls_rules(tls: &Tls, t: &Target, r: &mut Reader) {
     }
 }
 
-fn source(s: &Source, r: &mut Reader) {
+fn source(s: &Source, r: &mut Reader, packs: Option<&dyn PackIndex>) {
     if s.id.is_empty()
         || !s
             .id
@@ -477,7 +484,8 @@ fn source(s: &Source, r: &mut Reader) {
             ),
         );
     }
-    if let Err(e) = semver::VersionReq::parse(&s.version) {
+    let req = semver::VersionReq::parse(&s.version);
+    if let Err(e) = &req {
         r.error(
             "source.version",
             format!(
@@ -485,6 +493,16 @@ fn source(s: &Source, r: &mut Reader) {
                 s.version
             ),
         );
+    }
+    if let Some(packs) = packs {
+        match (packs.version_of(&s.id), req) {
+            (Err(msg), _) => r.error("source.id", msg),
+            (Ok(v), Ok(req)) if !req.matches(&v) => r.error(
+                "source.version",
+                format!("pack {} is version {v}, which does not satisfy {req}", s.id),
+            ),
+            _ => {}
+        }
     }
     for (kind, size) in &s.entities {
         let path = format!("source.entities.{kind}");

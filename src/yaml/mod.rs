@@ -305,6 +305,12 @@ impl<'a> Obj<'a> {
         Some(f(r, obj))
     }
 
+    /// The mapping itself, for free-form keys (names chosen by the file's author); no key is
+    /// reported as unknown.
+    pub fn into_map(self) -> &'a marked_yaml::types::MarkedMappingNode {
+        self.map
+    }
+
     /// Reports every key that no `get`/`req`/`sub`/`node` call asked for.
     pub fn finish(self, r: &mut Reader) {
         for (k, v) in self.map.iter() {

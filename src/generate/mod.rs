@@ -1,0 +1,375 @@
+//! The event generator: renders one event of a compiled pack into a caller's buffer. Event i
+//! depends only on (seed, i) and the context the caller passes (time, agent, sequence number),
+//! so the same seed gives the same bytes whatever the thread count. Rendering draws every slot
+//! once, then walks the event's ops: literal copies, pre-escaped table entries, and numbers
+//! written with `num`. No allocation (once the output buffer has room), no locks, no I/O.
+
+pub mod alias;
+pub mod num;
+pub mod time;
+
+use std::sync::Arc;
+
+use rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::pack::compile::{AcctStyle, CompiledPack, Draw, NumFmt, Op};
+use num::{Sink, write_hex, write_hex_min, write_i64, write_u64, write_u64_padded, write_uuid};
+use time::{TsFormat, TsWriter};
+
+/// What the caller knows about the event being rendered.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EventCtx {
+    /// The event's index in the run (its identity for determinism and counters).
+    pub index: u64,
+    /// The event's time before jitter and slot offsets, ns since the epoch.
+    pub time_ns: i64,
+    /// The accounting agent (worker/connection).
+    pub agent: u32,
+    /// The accounting sequence number within the agent.
+    pub seq: u64,
+}
+
+pub struct Generator {
+    pack: Arc<CompiledPack>,
+    seed: u64,
+    jitter_ns: u64,
+    run_id: Vec<u8>,
+    vals: Vec<[u64; 2]>,
+    ts: Vec<TsWriter>,
+}
+
+/// Spreads an event index over the seed space (SplitMix64's finaliser).
+#[inline]
+fn mix(seed: u64, index: u64) -> u64 {
+    let mut z = seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A uniform draw in `0..span` from 64 random bits.
+#[inline]
+fn below(r: u64, span: u64) -> u64 {
+    ((u128::from(r) * u128::from(span)) >> 64) as u64
+}
+
+impl Generator {
+    /// `run_id` is copied once; `seed` fixes every random choice.
+    pub fn new(pack: Arc<CompiledPack>, seed: u64, run_id: &str) -> Self {
+        let vals = vec![[0; 2]; pack.max_slots];
+        let ts = TsFormat::NAMES
+            .iter()
+            .map(|n| TsWriter::new(TsFormat::parse(n).unwrap_or(TsFormat::Rfc3339)))
+            .collect();
+        Generator {
+            pack,
+            seed,
+            jitter_ns: 0,
+            run_id: run_id.as_bytes().to_vec(),
+            vals,
+            ts,
+        }
+    }
+
+    /// Each event's time moves by a uniform amount in `-jitter..=jitter`.
+    pub fn with_jitter(mut self, jitter_ns: u64) -> Self {
+        self.jitter_ns = jitter_ns;
+        self
+    }
+
+    pub fn pack(&self) -> &CompiledPack {
+        &self.pack
+    }
+
+    /// Appends one event to `out`; returns the index of the event type chosen.
+    #[inline]
+    pub fn render(&mut self, ctx: &EventCtx, out: &mut Vec<u8>) -> usize {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, ctx.index));
+        let e = self.pack.pick.sample(rng.next_u64());
+        self.render_with(e, &mut rng, ctx, out);
+        e
+    }
+
+    /// Appends one event of type `event` (an index into the pack's events).
+    pub fn render_event(&mut self, event: usize, ctx: &EventCtx, out: &mut Vec<u8>) {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, ctx.index));
+        let _ = rng.next_u64();
+        self.render_with(event, &mut rng, ctx, out);
+    }
+
+    fn render_with(
+        &mut self,
+        event: usize,
+        rng: &mut Xoshiro256PlusPlus,
+        ctx: &EventCtx,
+        out: &mut Vec<u8>,
+    ) {
+        let pack = &*self.pack;
+        let ev = &pack.events[event];
+        let time = if self.jitter_ns == 0 {
+            ctx.time_ns
+        } else {
+            let j = below(rng.next_u64(), 2 * self.jitter_ns + 1) as i64 - self.jitter_ns as i64;
+            ctx.time_ns.saturating_add(j)
+        };
+        for (slot, d) in self.vals.iter_mut().zip(&ev.draws) {
+            *slot = draw(d, rng, ctx, time);
+        }
+        let lit = &ev.lit;
+        for op in &ev.ops {
+            match op {
+                Op::Lit { start, end } => {
+                    out.extend_from_slice(&lit[*start as usize..*end as usize])
+                }
+                Op::Str { slot, table } => {
+                    out.extend_from_slice(
+                        pack.tables[*table as usize].get(self.vals[*slot as usize][0] as usize),
+                    );
+                }
+                Op::Num { slot, how } => {
+                    let v = self.vals[*slot as usize];
+                    write_num(*how, v, &mut self.ts, out);
+                }
+                Op::Acct(style) => write_acct(*style, &self.run_id, ctx, out),
+            }
+        }
+    }
+}
+
+#[inline]
+fn draw(d: &Draw, rng: &mut Xoshiro256PlusPlus, ctx: &EventCtx, time: i64) -> [u64; 2] {
+    match d {
+        Draw::Choice(a) => [a.sample(rng.next_u64()) as u64, 0],
+        Draw::Entity { n } => {
+            let x = rng.next_u64() >> 32;
+            [(((x * x) >> 32) * n) >> 32, 0]
+        }
+        Draw::Int { min, span } => [
+            min.wrapping_add(below(rng.next_u64(), *span) as i64) as u64,
+            0,
+        ],
+        Draw::IntLog {
+            ln_lo,
+            ln_hi,
+            shift,
+            max,
+        } => {
+            let u = (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+            let v = (ln_lo + u * (ln_hi - ln_lo)).exp() as i64 - shift;
+            [v.clamp(0, *max) as u64, 0]
+        }
+        Draw::Ipv4 { base, size } => [u64::from(*base) + below(rng.next_u64(), *size), 0],
+        Draw::Ipv6 { base, host_bits } => {
+            let r = (u128::from(rng.next_u64()) << 64) | u128::from(rng.next_u64());
+            let host = if *host_bits >= 128 {
+                r
+            } else {
+                r & ((1u128 << host_bits) - 1)
+            };
+            let v = base | host;
+            [(v >> 64) as u64, v as u64]
+        }
+        Draw::Random => [rng.next_u64(), rng.next_u64()],
+        Draw::Counter { start, step } => [
+            start.wrapping_add(step.wrapping_mul(ctx.index as i64)) as u64,
+            0,
+        ],
+        Draw::Time { lo, span } => {
+            let off = if *span <= 1 {
+                *lo
+            } else {
+                lo.wrapping_add(below(rng.next_u64(), *span) as i64)
+            };
+            [time.wrapping_add(off) as u64, 0]
+        }
+        Draw::Seq => [ctx.seq, 0],
+    }
+}
+
+#[inline]
+fn write_num(how: NumFmt, v: [u64; 2], ts: &mut [TsWriter], out: &mut Vec<u8>) {
+    match how {
+        NumFmt::Dec => write_u64(v[0], out),
+        NumFmt::SignedDec => write_i64(v[0] as i64, out),
+        NumFmt::HexPrefixed => {
+            out.extend_from_slice(b"0x");
+            write_hex_min(v[0], false, out);
+        }
+        NumFmt::HexUpper => write_hex_min(v[0], true, out),
+        NumFmt::Float { decimals } => {
+            let x = v[0] as i64;
+            if x < 0 {
+                out.push(b'-');
+            }
+            let a = x.unsigned_abs();
+            if decimals == 0 {
+                write_u64(a, out);
+            } else {
+                let scale = 10u64.pow(u32::from(decimals));
+                write_u64(a / scale, out);
+                out.push(b'.');
+                write_u64_padded(a % scale, usize::from(decimals), out);
+            }
+        }
+        NumFmt::Ipv4 => write_ipv4(v[0] as u32, out),
+        NumFmt::Ipv6 => write_ipv6((u128::from(v[0]) << 64) | u128::from(v[1]), out),
+        NumFmt::Uuid { upper } => write_uuid(v[0], v[1], upper, out),
+        NumFmt::Hex { len, upper } => {
+            let len = usize::from(len);
+            let mut left = len;
+            let words = [
+                v[0],
+                v[1],
+                v[0].rotate_left(17) ^ v[1],
+                v[1].rotate_left(29) ^ v[0],
+            ];
+            for w in words {
+                if left == 0 {
+                    break;
+                }
+                let n = left.min(16);
+                write_hex(w, n, upper, out);
+                left -= n;
+            }
+        }
+        NumFmt::Ts(f) => ts[f as usize].write(v[0] as i64, out),
+    }
+}
+
+#[inline]
+pub fn write_ipv4(a: u32, out: &mut Vec<u8>) {
+    let b = a.to_be_bytes();
+    write_u64(u64::from(b[0]), out);
+    for x in &b[1..] {
+        out.push(b'.');
+        write_u64(u64::from(*x), out);
+    }
+}
+
+/// RFC 5952 text: lower-case hex, the longest run of two or more zero groups as `::`.
+pub fn write_ipv6(a: u128, out: &mut Vec<u8>) {
+    let g: [u16; 8] = std::array::from_fn(|i| (a >> (112 - 16 * i)) as u16);
+    let (mut best, mut best_len, mut cur, mut cur_len) = (8, 0, 0, 0);
+    for (i, x) in g.iter().enumerate() {
+        if *x == 0 {
+            if cur_len == 0 {
+                cur = i;
+            }
+            cur_len += 1;
+            if cur_len > best_len {
+                best = cur;
+                best_len = cur_len;
+            }
+        } else {
+            cur_len = 0;
+        }
+    }
+    if best_len < 2 {
+        best = 8;
+    }
+    let mut i = 0;
+    while i < 8 {
+        if i == best {
+            out.extend_from_slice(b"::");
+            i += best_len;
+            continue;
+        }
+        if i > 0 && i != best + best_len {
+            out.push(b':');
+        }
+        write_hex_min(u64::from(g[i]), false, out);
+        i += 1;
+    }
+}
+
+fn write_acct(style: AcctStyle, run: &[u8], ctx: &EventCtx, out: &mut Vec<u8>) {
+    let agent = u64::from(ctx.agent);
+    match style {
+        AcctStyle::Json { leading_comma } => {
+            if leading_comma {
+                out.push(b',');
+            }
+            out.put_slice(b"\"ingestbench\":{\"run\":\"");
+            out.put_slice(run);
+            out.put_slice(b"\",\"agent\":");
+            write_u64(agent, out);
+            out.put_slice(b",\"seq\":");
+            write_u64(ctx.seq, out);
+            out.push(b'}');
+        }
+        AcctStyle::Sd => {
+            out.put_slice(b"[ingestbench@32473 run=\"");
+            out.put_slice(run);
+            out.put_slice(b"\" agent=\"");
+            write_u64(agent, out);
+            out.put_slice(b"\" seq=\"");
+            write_u64(ctx.seq, out);
+            out.put_slice(b"\"]");
+        }
+        AcctStyle::Cef => {
+            out.put_slice(b" ingestbenchRun=");
+            out.put_slice(run);
+            out.put_slice(b" ingestbenchAgent=");
+            write_u64(agent, out);
+            out.put_slice(b" ingestbenchSeq=");
+            write_u64(ctx.seq, out);
+        }
+        AcctStyle::Kv | AcctStyle::Csv => {
+            let sep = if style == AcctStyle::Kv { b' ' } else { b',' };
+            out.push(sep);
+            out.put_slice(b"ingestbench_run=");
+            out.put_slice(run);
+            out.push(sep);
+            out.put_slice(b"ingestbench_agent=");
+            write_u64(agent, out);
+            out.push(sep);
+            out.put_slice(b"ingestbench_seq=");
+            write_u64(ctx.seq, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v6(s: &str) -> String {
+        let a: std::net::Ipv6Addr = s.parse().unwrap();
+        let mut out = Vec::new();
+        write_ipv6(u128::from(a), &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn ipv6_text_matches_std() {
+        for s in [
+            "2001:db8::1",
+            "::",
+            "::1",
+            "2001:db8:0:1:1:1:1:1",
+            "2001:0:0:1::1",
+            "fe80::1:0:0:1",
+            "1:2:3:4:5:6:7:8",
+            "2001:db8:85a3::8a2e:370:7334",
+        ] {
+            let want = s.parse::<std::net::Ipv6Addr>().unwrap().to_string();
+            assert_eq!(v6(s), want, "{s}");
+        }
+    }
+
+    #[test]
+    fn ipv4_text() {
+        let mut out = Vec::new();
+        write_ipv4(0x0a14_0e57, &mut out);
+        assert_eq!(out, b"10.20.14.87");
+    }
+
+    #[test]
+    fn below_is_in_range() {
+        for r in [0, 1, u64::MAX, 1 << 63] {
+            assert!(below(r, 7) < 7);
+        }
+        assert_eq!(below(u64::MAX, 1), 0);
+    }
+}

@@ -1,0 +1,167 @@
+//! Writing numbers and hex into output buffers without allocation: decimal with `itoa`,
+//! zero-padded fixed widths (timestamps), hex digits and UUIDs from random bits. `Sink` lets the
+//! same writers fill a growable `Vec<u8>` or a small fixed array.
+
+/// Somewhere bytes can be appended.
+pub trait Sink {
+    fn put(&mut self, b: u8);
+    fn put_slice(&mut self, s: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    #[inline]
+    fn put(&mut self, b: u8) {
+        self.push(b);
+    }
+    #[inline]
+    fn put_slice(&mut self, s: &[u8]) {
+        self.extend_from_slice(s);
+    }
+}
+
+/// A fixed-capacity byte array; writes past its end are dropped (callers size it).
+pub struct ArrayBuf<const N: usize> {
+    pub buf: [u8; N],
+    pub len: usize,
+}
+
+impl<const N: usize> ArrayBuf<N> {
+    pub fn new() -> Self {
+        ArrayBuf {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl<const N: usize> Default for ArrayBuf<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> Sink for ArrayBuf<N> {
+    fn put(&mut self, b: u8) {
+        if self.len < N {
+            self.buf[self.len] = b;
+            self.len += 1;
+        }
+    }
+    fn put_slice(&mut self, s: &[u8]) {
+        let n = s.len().min(N - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&s[..n]);
+        self.len += n;
+    }
+}
+
+#[inline]
+pub fn write_u64(v: u64, out: &mut impl Sink) {
+    let mut b = itoa::Buffer::new();
+    out.put_slice(b.format(v).as_bytes());
+}
+
+#[inline]
+pub fn write_i64(v: i64, out: &mut impl Sink) {
+    let mut b = itoa::Buffer::new();
+    out.put_slice(b.format(v).as_bytes());
+}
+
+/// `v` in exactly `width` decimal digits (leading zeros; higher digits dropped).
+#[inline]
+pub fn write_u64_padded(mut v: u64, width: usize, out: &mut impl Sink) {
+    let mut tmp = [b'0'; 20];
+    let w = width.min(20);
+    for i in (0..w).rev() {
+        tmp[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out.put_slice(&tmp[..w]);
+}
+
+const LOWER: &[u8; 16] = b"0123456789abcdef";
+const UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
+/// The low `digits` hex digits of `v` (at most 16), most significant first.
+#[inline]
+pub fn write_hex(v: u64, digits: usize, upper: bool, out: &mut impl Sink) {
+    let table = if upper { UPPER } else { LOWER };
+    let mut tmp = [0u8; 16];
+    let d = digits.min(16);
+    for (i, slot) in tmp[..d].iter_mut().enumerate() {
+        let shift = 4 * (d - 1 - i);
+        *slot = table[((v >> shift) & 0xf) as usize];
+    }
+    out.put_slice(&tmp[..d]);
+}
+
+/// `v` in hex without leading zeros (`0` for zero).
+#[inline]
+pub fn write_hex_min(v: u64, upper: bool, out: &mut impl Sink) {
+    let digits = if v == 0 {
+        1
+    } else {
+        (64 - v.leading_zeros() as usize).div_ceil(4)
+    };
+    write_hex(v, digits, upper, out);
+}
+
+/// A version-4 UUID from 128 random bits: `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx`.
+#[inline]
+pub fn write_uuid(hi: u64, lo: u64, upper: bool, out: &mut impl Sink) {
+    let hi = (hi & !0xf000) | 0x4000; // version 4
+    let lo = (lo & !(0xc << 60)) | (0x8 << 60); // variant 10xx
+    write_hex(hi >> 32, 8, upper, out);
+    out.put(b'-');
+    write_hex((hi >> 16) & 0xffff, 4, upper, out);
+    out.put(b'-');
+    write_hex(hi & 0xffff, 4, upper, out);
+    out.put(b'-');
+    write_hex(lo >> 48, 4, upper, out);
+    out.put(b'-');
+    write_hex(lo & 0xffff_ffff_ffff, 12, upper, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(f: impl FnOnce(&mut Vec<u8>)) -> String {
+        let mut v = Vec::new();
+        f(&mut v);
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn decimal_and_padded() {
+        assert_eq!(s(|o| write_u64(0, o)), "0");
+        assert_eq!(s(|o| write_u64(u64::MAX, o)), "18446744073709551615");
+        assert_eq!(s(|o| write_i64(-42, o)), "-42");
+        assert_eq!(s(|o| write_u64_padded(7, 3, o)), "007");
+        assert_eq!(s(|o| write_u64_padded(1234, 2, o)), "34");
+    }
+
+    #[test]
+    fn hex_and_uuid() {
+        assert_eq!(s(|o| write_hex(0x1a2b3c4, 8, false, o)), "01a2b3c4");
+        assert_eq!(s(|o| write_hex_min(0x1a2b3c4, false, o)), "1a2b3c4");
+        assert_eq!(s(|o| write_hex_min(0, true, o)), "0");
+        assert_eq!(s(|o| write_hex(0xdeadbeef, 8, true, o)), "DEADBEEF");
+        let u = s(|o| write_uuid(u64::MAX, 0, false, o));
+        assert_eq!(u, "ffffffff-ffff-4fff-8000-000000000000");
+        let u = s(|o| write_uuid(0x0123456789abcdef, 0xfedcba9876543210, false, o));
+        assert_eq!(u.len(), 36);
+        assert_eq!(&u[14..15], "4");
+        assert!(matches!(&u[19..20], "8" | "9" | "a" | "b"), "{u}");
+    }
+
+    #[test]
+    fn array_buf_truncates() {
+        let mut a = ArrayBuf::<4>::new();
+        a.put_slice(b"abcdef");
+        a.put(b'g');
+        assert_eq!(a.as_slice(), b"abcd");
+    }
+}

@@ -1,0 +1,228 @@
+//! Source packs: finding them (`--packs DIR`, then `./packs`, then the packs embedded in the
+//! binary, a pack id found earlier shadowing the same id later), reading them (`load`), building
+//! the shared entity pools (`entities`) and compiling templates once (`compile`, checked by
+//! `check`). Nothing here runs after setup.
+
+pub mod check;
+pub mod compile;
+pub mod entities;
+pub mod load;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::yaml::Reader;
+use compile::CompiledPack;
+use entities::Entities;
+use load::PackDef;
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_packs.rs"));
+}
+
+/// Where a pack's text came from.
+#[derive(Clone, Debug)]
+pub struct PackSource {
+    /// Shown in messages: a path, or `<embedded>/name.yaml`.
+    pub file: String,
+    pub text: String,
+}
+
+/// A pack read and checked, with what is needed to point at its lines.
+pub struct OpenPack {
+    pub source: PackSource,
+    pub def: PackDef,
+    reader: Reader,
+}
+
+/// The packs available to this run.
+pub struct Catalog {
+    pub sources: Vec<PackSource>,
+    /// Where packs were looked for, for messages.
+    pub searched: Vec<String>,
+}
+
+impl Catalog {
+    /// Every pack file in `dir` (if given), `./packs` and the binary, the first of each id
+    /// winning. Unreadable pack files are errors; ids are decided by reading each file's `id`.
+    pub fn discover(dir: Option<&Path>) -> Result<Catalog, String> {
+        let mut sources: Vec<PackSource> = Vec::new();
+        let mut searched = Vec::new();
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        if let Some(d) = dir {
+            if !d.is_dir() {
+                return Err(format!("--packs {}: not a directory", d.display()));
+            }
+            dirs.push(d.to_path_buf());
+        }
+        let local = PathBuf::from("packs");
+        if local.is_dir() && dir.is_none_or(|d| d != local) {
+            dirs.push(local);
+        }
+        for d in dirs {
+            searched.push(d.display().to_string());
+            sources.extend(read_dir(&d)?);
+        }
+        searched.push("<embedded>".into());
+        for (name, text) in embedded::PACKS {
+            sources.push(PackSource {
+                file: format!("<embedded>/{name}"),
+                text: (*text).to_string(),
+            });
+        }
+        // Keep the first source of each id.
+        let mut seen: Vec<String> = Vec::new();
+        sources.retain(|s| match quick_id(&s.text) {
+            Some(id) if seen.contains(&id) => false,
+            Some(id) => {
+                seen.push(id);
+                true
+            }
+            None => true,
+        });
+        Ok(Catalog { sources, searched })
+    }
+
+    /// The source whose `id:` is `id`.
+    pub fn find(&self, id: &str) -> Option<&PackSource> {
+        self.sources
+            .iter()
+            .find(|s| quick_id(&s.text).as_deref() == Some(id))
+    }
+
+    /// Ids of every pack, sorted.
+    pub fn ids(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .sources
+            .iter()
+            .filter_map(|s| quick_id(&s.text))
+            .collect();
+        v.sort();
+        v
+    }
+}
+
+fn read_dir(d: &Path) -> Result<Vec<PackSource>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(d)
+        .map_err(|e| format!("{}: {e}", d.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            crate::yaml::read_text(&p).map(|text| PackSource {
+                file: p.display().to_string(),
+                text,
+            })
+        })
+        .collect()
+}
+
+/// The value of a top-level `id:` line, without a full parse (for discovery only).
+fn quick_id(text: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("id:"))
+        .map(|v| v.trim().trim_matches(['"', '\'']).to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// `file:line:column: path: message`, the form every pack problem is shown in.
+fn located(
+    file: &str,
+    r: &Reader,
+    path: &str,
+    pos: Option<crate::yaml::diag::Pos>,
+    msg: &str,
+) -> String {
+    let pos = pos.or_else(|| r.pos(path));
+    let path = if path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}: ")
+    };
+    match pos {
+        Some(p) => format!("{file}:{}:{}: {path}{msg}", p.line, p.column),
+        None => format!("{file}: {path}{msg}"),
+    }
+}
+
+/// Reads and checks one pack's definition (not yet its templates).
+pub fn open(source: &PackSource) -> Result<OpenPack, Vec<String>> {
+    let mut r = Reader::default();
+    let def = load::read_pack(&mut r, &source.text);
+    match def {
+        Some(def) if !r.diags.has_errors() => Ok(OpenPack {
+            source: source.clone(),
+            def,
+            reader: r,
+        }),
+        _ => Err(r
+            .diags
+            .errors()
+            .map(|d| located(&source.file, &r, &d.path, d.pos, &d.message))
+            .collect()),
+    }
+}
+
+impl OpenPack {
+    /// Compiles the templates against `entities`; warnings come back beside the pack.
+    pub fn compile(
+        &self,
+        entities: &Entities,
+        accounting: bool,
+    ) -> Result<(Arc<CompiledPack>, Vec<String>), Vec<String>> {
+        let at = |(path, msg): (String, String)| {
+            located(&self.source.file, &self.reader, &path, None, &msg)
+        };
+        match compile::compile(&self.def, entities, accounting) {
+            Ok((p, warnings)) => Ok((Arc::new(p), warnings.into_iter().map(at).collect())),
+            Err(errors) => Err(errors.into_iter().map(at).collect()),
+        }
+    }
+}
+
+/// Finds, opens and compiles the pack `id` whose version satisfies `req`.
+pub fn load_compiled(
+    catalog: &Catalog,
+    id: &str,
+    req: &semver::VersionReq,
+    entities: &Entities,
+    accounting: bool,
+) -> Result<Arc<CompiledPack>, Vec<String>> {
+    let Some(src) = catalog.find(id) else {
+        return Err(vec![unknown_id(catalog, id)]);
+    };
+    let open = open(src)?;
+    if !req.matches(&open.def.version) {
+        return Err(vec![format!(
+            "pack {id} is version {}, which does not satisfy {req} ({})",
+            open.def.version, src.file
+        )]);
+    }
+    open.compile(entities, accounting).map(|(p, _)| p)
+}
+
+/// "no pack named …" with a did-you-mean and where packs were looked for.
+pub fn unknown_id(catalog: &Catalog, id: &str) -> String {
+    let ids = catalog.ids();
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let hint = crate::yaml::diag::did_you_mean(id, &refs)
+        .map(|g| format!("; did you mean {g:?}?"))
+        .unwrap_or_default();
+    format!(
+        "no source pack {id:?} in {} (known: {}){hint}",
+        catalog.searched.join(", "),
+        ids.join(", ")
+    )
+}
+
+impl crate::config::PackIndex for Catalog {
+    fn version_of(&self, id: &str) -> Result<semver::Version, String> {
+        let src = self.find(id).ok_or_else(|| unknown_id(self, id))?;
+        open(src)
+            .map(|o| o.def.version)
+            .map_err(|errs| format!("pack {id} is invalid: {}", errs.join("; ")))
+    }
+}

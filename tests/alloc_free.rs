@@ -1,0 +1,67 @@
+//! The generator allocates nothing per event once warmed up: a counting global allocator
+//! watches every pack render 20,000 events into a reused buffer. (Counts, not timings: this is
+//! a correctness property, so it lives in the test suite; throughput lives in perf/.)
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ingestbench::generate::{EventCtx, Generator};
+use ingestbench::pack::entities::{Entities, Sizes};
+use ingestbench::pack::{self, Catalog};
+
+struct Counting;
+
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+#[test]
+fn rendering_allocates_nothing_per_event() {
+    let cat = Catalog::discover(None).unwrap();
+    let entities = Entities::generate(9, &Sizes::default());
+    let ids = cat.ids();
+    assert!(ids.len() >= 12, "expected the 12 packs, found {ids:?}");
+    for id in ids {
+        let p = pack::load_compiled(&cat, &id, &semver::VersionReq::STAR, &entities, true)
+            .unwrap_or_else(|e| panic!("{id}: {e:?}"));
+        let mut g = Generator::new(p, 9, "r-0123456789ab");
+        let mut buf = Vec::with_capacity(1 << 20);
+        let mut ctx = EventCtx {
+            index: 0,
+            time_ns: 1_767_600_000_000_000_000,
+            agent: 3,
+            seq: 0,
+        };
+        // Warm up: timestamp caches and nothing else.
+        for i in 0..1000 {
+            ctx.index = i;
+            buf.clear();
+            g.render(&ctx, &mut buf);
+        }
+        let before = ALLOCS.load(Ordering::Relaxed);
+        for i in 1000..21_000u64 {
+            ctx.index = i;
+            ctx.seq = i;
+            ctx.time_ns += 1_000_000;
+            buf.clear();
+            g.render(&ctx, &mut buf);
+        }
+        let n = ALLOCS.load(Ordering::Relaxed) - before;
+        assert_eq!(n, 0, "{id}: {n} allocations in 20000 events");
+    }
+}
