@@ -7,4 +7,5 @@ pub mod config;
 pub mod exit;
 pub mod generate;
 pub mod pack;
+pub mod plan;
 pub mod yaml;

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 
 use crate::exit::Exit;
 use crate::generate::time::{self, NS_PER_SEC};
+use crate::generate::timeline::Timeline;
 use crate::generate::{EventCtx, Generator};
 use crate::pack::entities::{Entities, Sizes};
 use crate::pack::load::Carrier;
 use crate::pack::{self, Catalog};
+use crate::plan;
 
 #[derive(FromArgs)]
 /// Generate events from a source pack to stdout (no network).
@@ -21,20 +23,24 @@ use crate::pack::{self, Catalog};
     name = "gen",
     example = "ingestbench gen --source aws.cloudtrail -n 3",
     example = "ingestbench gen --source linux.syslog -n 1000 --format raw --seed 7 --anchor 2026-01-05T09:00:00Z",
+    example = "ingestbench gen --config examples/timestamps-backfill.yaml -n 100000 --format ndjson > backfill.ndjson",
     example = "ingestbench gen --source firewall.traffic -n 0 --rate 200 --format ndjson | head",
-    note = "With --seed the same events come out every time; with --anchor their times are fixed too (event i at anchor + i/rate, or 1 ms apart without --rate)."
+    note = "With --seed the same events come out every time and for any --threads; with --anchor their times are fixed too (event i at anchor + i/rate, or 1 ms apart without --rate). --config takes the source, entity pools, seed, timestamps and accounting from a run config; flags override it."
 )]
 pub struct Args {
-    /// source pack id (see `ingestbench sources list`)
+    /// source pack id (see `ingestbench sources list`); required unless --config gives one
     #[argh(option, short = 's')]
-    source: String,
+    source: Option<String>,
+    /// take source, entities, seed, timestamps and accounting from this config
+    #[argh(option, short = 'c')]
+    config: Option<PathBuf>,
     /// number of events (default 10; 0 = until the output is closed)
     #[argh(option, short = 'n', default = "10")]
     count: u64,
     /// output: pretty (default; indented JSON for JSON packs), ndjson (one JSON value per line), raw (events as rendered, one per line)
     #[argh(option, default = "Format::Pretty")]
     format: Format,
-    /// seed for every random choice (default: random)
+    /// seed for every random choice (default: the config's, else random)
     #[argh(option)]
     seed: Option<u64>,
     /// events per second to pace output at (default: as fast as possible)
@@ -46,6 +52,9 @@ pub struct Args {
     /// add accounting tags (run id, agent, sequence number) as a run would
     #[argh(switch)]
     tags: bool,
+    /// render on this many threads (output order and bytes do not change; default 1)
+    #[argh(option, default = "1")]
+    threads: usize,
     /// directory searched for packs before ./packs and the built-in ones
     #[argh(option)]
     packs: Option<PathBuf>,
@@ -65,40 +74,72 @@ impl argh::FromArgValue for Format {
     }
 }
 
+/// Events rendered per thread per round when not pacing.
+const CHUNK: u64 = 4096;
+
+fn fail(msg: &str) -> Exit {
+    super::err(&format!("error: {msg}"));
+    Exit::Invalid
+}
+
 pub fn run(a: Args) -> Exit {
     if let Some(r) = a.rate
         && !(r > 0.0 && r <= 100_000_000.0)
     {
-        super::err("error: --rate must be above 0 and at most 100000000");
-        return Exit::Invalid;
+        return fail("--rate must be above 0 and at most 100000000");
+    }
+    if a.threads == 0 || a.threads > 256 {
+        return fail("--threads must be between 1 and 256");
     }
     let anchor = match a.anchor.as_deref().map(time::parse_rfc3339) {
         Some(None) => {
-            super::err(&format!(
-                "error: --anchor {:?} is not an RFC 3339 time such as 2026-01-05T09:00:00Z",
-                a.anchor.unwrap_or_default()
+            return fail(&format!(
+                "--anchor {:?} is not an RFC 3339 time such as 2026-01-05T09:00:00Z",
+                a.anchor.clone().unwrap_or_default()
             ));
-            return Exit::Invalid;
         }
         Some(Some(t)) => Some(t),
         None => None,
     };
     let catalog = match Catalog::discover(a.packs.as_deref()) {
         Ok(c) => c,
-        Err(e) => {
-            super::err(&format!("error: {e}"));
-            return Exit::Invalid;
+        Err(e) => return fail(&e),
+    };
+    let plan = match &a.config {
+        None => None,
+        Some(path) => {
+            let store =
+                crate::config::secrets::Store::new(std::path::PathBuf::from("/nonexistent"));
+            let loaded = crate::config::load(path, &store, Some(&catalog));
+            match loaded.config {
+                Some(c) => Some(plan::source_plan(&c)),
+                None => {
+                    for d in loaded.diags.errors() {
+                        super::err(&format!("error: {d}"));
+                    }
+                    return Exit::Invalid;
+                }
+            }
         }
     };
-    let seed = a.seed.unwrap_or_else(random_seed);
-    let entities = Entities::generate(seed, &Sizes::default());
-    let pack = match pack::load_compiled(
-        &catalog,
-        &a.source,
-        &semver::VersionReq::STAR,
-        &entities,
-        a.tags,
-    ) {
+    let Some(source) = a
+        .source
+        .clone()
+        .or_else(|| plan.as_ref().map(|p| p.id.clone()))
+    else {
+        return fail("give --source ID or --config FILE (see `ingestbench sources list`)");
+    };
+    let seed = a
+        .seed
+        .or(plan.as_ref().and_then(|p| p.seed))
+        .unwrap_or_else(random_seed);
+    let sizes = plan.as_ref().map_or_else(Sizes::default, |p| p.sizes);
+    let accounting = a.tags;
+    let req = plan
+        .as_ref()
+        .map_or(semver::VersionReq::STAR, |p| p.version.clone());
+    let entities = Entities::generate(seed, &sizes);
+    let pack = match pack::load_compiled(&catalog, &source, &req, &entities, accounting) {
         Ok(p) => p,
         Err(errs) => {
             for e in errs {
@@ -107,64 +148,105 @@ pub fn run(a: Args) -> Exit {
             return Exit::Invalid;
         }
     };
+    let now = time::now();
+    let eps = a.rate.unwrap_or(1000.0);
+    let timeline = match (anchor, &plan) {
+        (Some(t0), _) => Timeline::Fixed {
+            start: t0,
+            step: a
+                .rate
+                .map_or(1_000_000, |r| (NS_PER_SEC as f64 / r) as i64)
+                .max(1),
+        },
+        (None, Some(p)) => {
+            p.times
+                .timeline(now, if a.count == 0 { u64::MAX } else { a.count }, eps)
+        }
+        (None, None) => Timeline::Realtime,
+    };
+    let jitter = plan.as_ref().map_or(0, |p| p.jitter_ns);
     let json = pack.def.carrier == Carrier::Json;
-    let mut g = Generator::new(pack, seed, "r-gen");
-    let step_ns = a
-        .rate
-        .map_or(1_000_000, |r| (NS_PER_SEC as f64 / r) as i64)
-        .max(1);
+    let threads = if a.rate.is_some() { 1 } else { a.threads };
+    let mut workers: Vec<(Generator, Vec<u8>, Vec<u8>)> = (0..threads)
+        .map(|_| {
+            let g = Generator::new(pack.clone(), seed, "r-gen").with_jitter(jitter);
+            (g, Vec::with_capacity(1 << 16), Vec::with_capacity(1 << 20))
+        })
+        .collect();
+    let chunk = if a.rate.is_some() { 1 } else { CHUNK };
     let start = Instant::now();
     let stdout = std::io::stdout();
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut ev = Vec::with_capacity(1 << 14);
-    let mut i: u64 = 0;
-    while a.count == 0 || i < a.count {
+    let mut out = stdout.lock();
+    let mut next: u64 = 0;
+    let limit = if a.count == 0 { u64::MAX } else { a.count };
+    while next < limit {
         if let Some(r) = a.rate {
-            let due = Duration::from_secs_f64(i as f64 / r);
-            let now = start.elapsed();
-            if due > now {
-                if out.flush().is_err() {
-                    return Exit::Ok;
-                }
-                std::thread::sleep(due - now);
+            let due = Duration::from_secs_f64(next as f64 / r);
+            let elapsed = start.elapsed();
+            if due > elapsed {
+                std::thread::sleep(due - elapsed);
             }
         }
-        let t = match anchor {
-            Some(t0) => t0 + i as i64 * step_ns,
-            None => time::now(),
-        };
-        ev.clear();
-        g.render(
-            &EventCtx {
-                index: i,
-                time_ns: t,
-                agent: 0,
-                seq: i,
-            },
-            &mut ev,
-        );
-        let res = match a.format {
-            Format::Raw => out.write_all(&ev).and_then(|_| out.write_all(b"\n")),
-            Format::Ndjson if json => out.write_all(&ev).and_then(|_| out.write_all(b"\n")),
-            Format::Ndjson => {
-                let s = serde_json::to_string(&String::from_utf8_lossy(&ev)).unwrap_or_default();
-                out.write_all(s.as_bytes())
-                    .and_then(|_| out.write_all(b"\n"))
-            }
-            Format::Pretty => {
-                let text = pretty(&ev, json);
-                out.write_all(text.as_bytes())
-                    .and_then(|_| out.write_all(b"\n"))
+        let now = time::now();
+        let round_start = next;
+        let render = |(g, ev, buf): &mut (Generator, Vec<u8>, Vec<u8>), from: u64| {
+            buf.clear();
+            for i in from..(from + chunk).min(limit) {
+                ev.clear();
+                let t = timeline.time_of(i, now);
+                g.render(
+                    &EventCtx {
+                        index: i,
+                        time_ns: t,
+                        agent: 0,
+                        seq: i,
+                    },
+                    ev,
+                );
+                emit(a.format, json, ev, buf);
             }
         };
-        if res.is_err() {
-            // Closed pipe (or full disk): stop quietly, as `head` expects.
+        if threads == 1 {
+            render(&mut workers[0], round_start);
+        } else {
+            std::thread::scope(|s| {
+                for (t, w) in workers.iter_mut().enumerate() {
+                    let from = round_start + t as u64 * chunk;
+                    if from < limit {
+                        s.spawn(move || render(w, from));
+                    } else {
+                        w.2.clear();
+                    }
+                }
+            });
+        }
+        for w in &workers {
+            if out.write_all(&w.2).is_err() {
+                // Closed pipe (or full disk): stop quietly, as `head` expects.
+                return Exit::Ok;
+            }
+        }
+        if a.rate.is_some() && out.flush().is_err() {
             return Exit::Ok;
         }
-        i += 1;
+        next = round_start.saturating_add(chunk * threads as u64);
     }
     let _ = out.flush();
     Exit::Ok
+}
+
+/// Appends one event to `buf` in the output format, with its newline.
+fn emit(format: Format, json: bool, ev: &[u8], buf: &mut Vec<u8>) {
+    match format {
+        Format::Raw => buf.extend_from_slice(ev),
+        Format::Ndjson if json => buf.extend_from_slice(ev),
+        Format::Ndjson => {
+            let s = serde_json::to_string(&String::from_utf8_lossy(ev)).unwrap_or_default();
+            buf.extend_from_slice(s.as_bytes());
+        }
+        Format::Pretty => buf.extend_from_slice(pretty(ev, json).as_bytes()),
+    }
+    buf.push(b'\n');
 }
 
 /// Indented JSON for JSON events; anything else as it is.

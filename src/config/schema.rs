@@ -217,6 +217,8 @@ pub struct Source {
     /// Pool sizes by entity kind, in file order.
     pub entities: Vec<(String, u64)>,
     pub timestamps: Timestamps,
+    /// Tag every event with run id, agent and sequence number (default on).
+    pub accounting: bool,
 }
 
 pub const ENTITY_KINDS: &[&str] = &["host", "user", "ip", "process", "domain"];
@@ -503,12 +505,14 @@ fn read_source(r: &mut Reader, node: &YamlNode) -> Option<Source> {
             jitter: Dur::default(),
             business_hours: false,
         });
+    let accounting = o.get(r, "accounting").unwrap_or(true);
     o.finish(r);
     Some(Source {
         id: id?,
         version,
         entities: entities.0,
         timestamps,
+        accounting,
     })
 }
 

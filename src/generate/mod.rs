@@ -7,6 +7,7 @@
 pub mod alias;
 pub mod num;
 pub mod time;
+pub mod timeline;
 
 use std::sync::Arc;
 

@@ -973,7 +973,8 @@ const BINS: &[Bin] = &[
 ];
 
 /// One way a binary runs: its command line, its usual parent and how common it is.
-/// Command line placeholders: `{n}` a 3-4 digit number, `{t}` a 10-11 digit number,
+/// Command line placeholders: `{s}` a small number (4-250), `{n}` a 3-4 digit number,
+/// `{t}` a 10-11 digit number,
 /// `{h}` 5 hex digits, `{g}` a lower-case UUID.
 struct Variant {
     bin: &'static str,
@@ -1051,14 +1052,14 @@ const VARIANTS: &[Variant] = &[
     // The user's desktop.
     ok("explorer.exe", "userinit.exe", 14, r"C:\Windows\Explorer.EXE"),
     ok("chrome.exe", "explorer.exe", 15, "chrome.exe --profile-directory=Default"),
-    ok("chrome.exe", "chrome.exe", 48, "chrome.exe --type=renderer --lang=en-US --device-scale-factor=1 --num-raster-threads=4 --enable-main-frame-before-activation --renderer-client-id={n} --launch-time-ticks={t} --mojo-platform-channel-handle={n} /prefetch:1"),
+    ok("chrome.exe", "chrome.exe", 48, "chrome.exe --type=renderer --lang=en-US --device-scale-factor=1 --num-raster-threads=4 --enable-main-frame-before-activation --renderer-client-id={s} --launch-time-ticks={t} --mojo-platform-channel-handle={n} /prefetch:1"),
     ok("chrome.exe", "chrome.exe", 18, "chrome.exe --type=utility --utility-sub-type=network.mojom.NetworkService --lang=en-US --service-sandbox-type=none --mojo-platform-channel-handle={n} /prefetch:11"),
     ok("chrome.exe", "chrome.exe", 8, "chrome.exe --type=gpu-process --gpu-preferences=UAAAAAAAAADgAAAEAAAAAAAAAAAAAAAAAABgAAEAAAAAAAAAAAAAAAAAAAACAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA= --mojo-platform-channel-handle={n} /prefetch:2"),
     ok("msedge.exe", "explorer.exe", 14, "msedge.exe --profile-directory=Default"),
     ok("msedge.exe", "explorer.exe", 5, "msedge.exe --no-startup-window --win-session-start"),
-    ok("msedge.exe", "msedge.exe", 42, "msedge.exe --type=renderer --lang=en-US --js-flags=--ms-user-locale= --device-scale-factor=1 --num-raster-threads=4 --renderer-client-id={n} --launch-time-ticks={t} --mojo-platform-channel-handle={n} /prefetch:1"),
+    ok("msedge.exe", "msedge.exe", 42, "msedge.exe --type=renderer --lang=en-US --js-flags=--ms-user-locale= --device-scale-factor=1 --num-raster-threads=4 --renderer-client-id={s} --launch-time-ticks={t} --mojo-platform-channel-handle={n} /prefetch:1"),
     ok("msedge.exe", "msedge.exe", 14, "msedge.exe --type=utility --utility-sub-type=network.mojom.NetworkService --lang=en-US --service-sandbox-type=none --mojo-platform-channel-handle={n} /prefetch:11"),
-    ok("msedgewebview2.exe", "ms-teams.exe", 14, "msedgewebview2.exe --embedded-browser-webview=1 --webview-exe-name=ms-teams.exe --type=renderer --lang=en-US --renderer-client-id={n} --mojo-platform-channel-handle={n} /prefetch:1"),
+    ok("msedgewebview2.exe", "ms-teams.exe", 14, "msedgewebview2.exe --embedded-browser-webview=1 --webview-exe-name=ms-teams.exe --type=renderer --lang=en-US --renderer-client-id={s} --mojo-platform-channel-handle={n} /prefetch:1"),
     ok("ms-teams.exe", "explorer.exe", 12, "ms-teams.exe"),
     ok("ms-teams.exe", "explorer.exe", 8, "ms-teams.exe msteams:system-initiated"),
     ok("OUTLOOK.EXE", "explorer.exe", 24, "OUTLOOK.EXE"),
@@ -1151,7 +1152,10 @@ fn push_cmdline(out: &mut String, cmd: &str, g: &mut Gen) {
     while let Some(at) = rest.find('{') {
         out.push_str(&rest[..at]);
         let tail = &rest[at..];
-        if let Some(t) = tail.strip_prefix("{n}") {
+        if let Some(t) = tail.strip_prefix("{s}") {
+            let _ = write!(out, "{}", g.range(4, 250));
+            rest = t;
+        } else if let Some(t) = tail.strip_prefix("{n}") {
             let _ = write!(out, "{}", g.range(100, 9_999));
             rest = t;
         } else if let Some(t) = tail.strip_prefix("{t}") {
@@ -1278,20 +1282,27 @@ fn gen_ips(seed: u64, n: usize) -> Pool {
     let mut doc_used = 0usize;
     for i in 0..n {
         let mut g = Gen::entity(key, i);
-        let geo = &GEOS[g.weighted(GEOS, |r| r.weight)];
+        let mut row = g.weighted(GEOS, |r| r.weight);
         let doc = g.percent(DOC_IP_PERCENT) && doc_used < DOC_IP_MAX;
+        let mut tries = 0u32;
         let addr = loop {
             let ip = if doc {
                 ip4(203, 0, 113, g.range(1, 254) as u8)
             } else {
-                let &(base, len) = g.pick(geo.prefixes);
+                let &(base, len) = g.pick(GEOS[row].prefixes);
                 base | (g.below(1u64 << (32 - len)) as u32)
             };
             let last = ip & 0xFF;
             if last != 0 && last != 255 && used.insert(ip) {
                 break ip;
             }
+            tries += 1;
+            if !doc && tries.is_multiple_of(32) {
+                // This row's prefixes are crowded (huge pools only): try the next row.
+                row = (row + 1) % GEOS.len();
+            }
         };
+        let geo = &GEOS[row];
         if doc {
             doc_used += 1;
         }
@@ -1390,6 +1401,8 @@ fn gen_domains(seed: u64, n: usize) -> Pool {
     let key = kind_key(seed, EntityKind::Domain);
     let mut pool = Pool::new(EntityKind::Domain, n, &[18, 4]);
     let mut used: HashSet<String> = HashSet::new();
+    // Name → last number given to a numbered copy of it (cdn2.example.net, cdn3 …).
+    let mut numbered: HashMap<String, u32> = HashMap::new();
     let mut name = String::new();
     for i in 0..n {
         let mut g = Gen::entity(key, i);
@@ -1414,10 +1427,6 @@ fn gen_domains(seed: u64, n: usize) -> Pool {
             } else {
                 let b = &DOMAIN_BASES[g.weighted(DOMAIN_BASES, |b| b.weight)];
                 name.push_str(g.pick_str(b.subs));
-                if tries >= 16 {
-                    // Crowded pool: number the label (cdn2.example.net, cdn3 …) until free.
-                    let _ = write!(name, "{}", tries - 14);
-                }
                 name.push('.');
                 if b.regional && g.percent(20) {
                     name.push_str(g.pick_str(REGIONS));
@@ -1426,11 +1435,26 @@ fn gen_domains(seed: u64, n: usize) -> Pool {
                 name.push_str(b.base);
             }
             if !used.contains(name.as_str()) {
-                used.insert(name.clone());
                 break;
             }
             tries += 1;
+            if tries == 16 {
+                // Crowded pool: number the first label of the last draw until it is free.
+                let last = numbered.entry(name.clone()).or_insert(1);
+                let (first, rest) = name.split_once('.').unwrap_or((name.as_str(), ""));
+                let (first, rest) = (first.to_string(), rest.to_string());
+                loop {
+                    *last += 1;
+                    name.clear();
+                    let _ = write!(name, "{first}{last}.{rest}");
+                    if !used.contains(name.as_str()) {
+                        break;
+                    }
+                }
+                break;
+            }
         }
+        used.insert(name.clone());
         let tld = name.rsplit('.').next().unwrap_or("");
         let c = &mut pool.cols;
         c[0].push(&name);

@@ -181,6 +181,7 @@ pub fn read_pack(r: &mut Reader, text: &str) -> Option<PackDef> {
     let fields = o
         .sub(r, "fields", |r, f| read_fields(r, f))
         .unwrap_or_default();
+    let events_given = o.node("events").is_some();
     let events = match o.node("events") {
         Some(n) => read_events(r, n),
         None => {
@@ -215,7 +216,7 @@ pub fn read_pack(r: &mut Reader, text: &str) -> Option<PackDef> {
             None
         }
     });
-    if events.is_empty() && r.present("events") {
+    if events.is_empty() && events_given && !r.diags.has_errors() {
         r.error("events", "needs at least one event type");
     }
     let mut names: Vec<&str> = Vec::new();

@@ -1,0 +1,95 @@
+//! From a validated `Config` to the plain setup that generation needs: which pack, entity pool
+//! sizes, accounting on or off, jitter, and how event times are chosen. Nothing after setup
+//! reads the config; this is the one place that translates it.
+
+use crate::config::Config;
+use crate::config::schema::{Mode, TimestampMode};
+use crate::generate::time::{self, UnixNs};
+use crate::generate::timeline::Timeline;
+use crate::pack::entities::{EntityKind, Sizes};
+
+#[derive(Clone, Debug)]
+pub struct SourcePlan {
+    pub id: String,
+    pub version: semver::VersionReq,
+    pub sizes: Sizes,
+    pub accounting: bool,
+    pub jitter_ns: u64,
+    pub times: TimeSpec,
+    pub seed: Option<u64>,
+}
+
+/// How event times are chosen, before the run knows its start time and size.
+#[derive(Clone, Debug)]
+pub enum TimeSpec {
+    /// Stamp events with the clock.
+    Realtime,
+    /// Event i at `anchor + i / eps` (deterministic mode): the same bytes on any thread count;
+    /// the same bytes across runs when an anchor is given.
+    Virtual { anchor: Option<UnixNs> },
+    /// Spread the run's events over `span` from `anchor` (default: `now - span`).
+    Backfill {
+        anchor: Option<UnixNs>,
+        span_ns: i64,
+        business_hours: bool,
+    },
+}
+
+pub fn source_plan(c: &Config) -> SourcePlan {
+    let s = &c.source;
+    let mut sizes = Sizes::default();
+    for (kind, n) in &s.entities {
+        if let Some(k) = EntityKind::parse(kind) {
+            sizes.set(k, *n as usize);
+        }
+    }
+    let anchor = s.timestamps.anchor.as_deref().and_then(time::parse_rfc3339);
+    let times = match (s.timestamps.mode, c.mode) {
+        (TimestampMode::Backfill, _) => TimeSpec::Backfill {
+            anchor,
+            span_ns: s.timestamps.span.map_or(0, |d| d.0.as_nanos() as i64),
+            business_hours: s.timestamps.business_hours,
+        },
+        (TimestampMode::Realtime, Mode::Deterministic) => TimeSpec::Virtual { anchor },
+        (TimestampMode::Realtime, Mode::Realtime) => TimeSpec::Realtime,
+    };
+    SourcePlan {
+        id: s.id.clone(),
+        version: semver::VersionReq::parse(&s.version).unwrap_or(semver::VersionReq::STAR),
+        sizes,
+        accounting: s.accounting,
+        jitter_ns: s.timestamps.jitter.0.as_nanos() as u64,
+        times,
+        seed: c.seed,
+    }
+}
+
+impl TimeSpec {
+    /// The timeline for a run starting at `now` that will send about `total` events at about
+    /// `eps` events per second.
+    pub fn timeline(&self, now: UnixNs, total: u64, eps: f64) -> Timeline {
+        let step = if eps > 0.0 {
+            (1e9 / eps) as i64
+        } else {
+            1_000_000
+        }
+        .max(1);
+        match self {
+            TimeSpec::Realtime => Timeline::Realtime,
+            TimeSpec::Virtual { anchor } => Timeline::Fixed {
+                start: anchor.unwrap_or(now),
+                step,
+            },
+            TimeSpec::Backfill {
+                anchor,
+                span_ns,
+                business_hours,
+            } => Timeline::backfill(
+                anchor.unwrap_or(now - span_ns),
+                *span_ns,
+                total,
+                *business_hours,
+            ),
+        }
+    }
+}
