@@ -16,7 +16,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use crate::pack::compile::{AcctStyle, CompiledPack, Draw, NumFmt, Op};
 use num::{Sink, write_hex, write_hex_min, write_i64, write_u64, write_u64_padded, write_uuid};
-use time::{TsFormat, TsWriter};
+use time::TsWriter;
 
 /// What the caller knows about the event being rendered.
 #[derive(Clone, Copy, Debug, Default)]
@@ -59,10 +59,7 @@ impl Generator {
     /// `run_id` is copied once; `seed` fixes every random choice.
     pub fn new(pack: Arc<CompiledPack>, seed: u64, run_id: &str) -> Self {
         let vals = vec![[0; 2]; pack.max_slots];
-        let ts = TsFormat::NAMES
-            .iter()
-            .map(|n| TsWriter::new(TsFormat::parse(n).unwrap_or(TsFormat::Rfc3339)))
-            .collect();
+        let ts = pack.ts_sites.iter().map(|f| TsWriter::new(*f)).collect();
         Generator {
             pack,
             seed,
@@ -234,7 +231,7 @@ fn write_num(how: NumFmt, v: [u64; 2], ts: &mut [TsWriter], out: &mut Vec<u8>) {
                 left -= n;
             }
         }
-        NumFmt::Ts(f) => ts[f as usize].write(v[0] as i64, out),
+        NumFmt::Ts(site) => ts[site as usize].write(v[0] as i64, out),
     }
 }
 

@@ -155,7 +155,7 @@ impl TsWriter {
         if sec != self.cached_sec {
             self.fill_prefix(sec);
         }
-        out.extend_from_slice(&self.prefix[..self.prefix_len]);
+        out.put_slice(&self.prefix[..self.prefix_len]);
         match self.format {
             TsFormat::Rfc3339 => out.push(b'Z'),
             TsFormat::Rfc3339Ms | TsFormat::Rfc5424 => {
@@ -180,8 +180,29 @@ impl TsWriter {
     fn fill_prefix(&mut self, sec: i64) {
         let days = sec.div_euclid(86_400);
         let sod = sec.rem_euclid(86_400) as u64;
-        let (y, m, d) = civil_from_days(days);
         let (hh, mm, ss) = (sod / 3600, sod / 60 % 60, sod % 60);
+        if days != self.cached_sec.div_euclid(86_400) || self.cached_sec == i64::MIN {
+            self.fill_date(days);
+        }
+        // The prefix always ends with `hh:mm:ss`; only those digits change within a day.
+        let t = &mut self.prefix[self.prefix_len - 8..self.prefix_len];
+        t.copy_from_slice(&[
+            b'0' + (hh / 10) as u8,
+            b'0' + (hh % 10) as u8,
+            b':',
+            b'0' + (mm / 10) as u8,
+            b'0' + (mm % 10) as u8,
+            b':',
+            b'0' + (ss / 10) as u8,
+            b'0' + (ss % 10) as u8,
+        ]);
+        self.cached_sec = sec;
+    }
+
+    /// Writes the date part for `days` and reserves `hh:mm:ss` after it.
+    #[cold]
+    fn fill_date(&mut self, days: i64) {
+        let (y, m, d) = civil_from_days(days);
         let mut v = ArrayBuf::<24>::new();
         let y = y.clamp(0, 9999) as u64;
         let mon = MONTHS[(m - 1) as usize];
@@ -220,14 +241,9 @@ impl TsWriter {
                 v.put(b'T');
             }
         }
-        write_u64_padded(hh, 2, &mut v);
-        v.put(b':');
-        write_u64_padded(mm, 2, &mut v);
-        v.put(b':');
-        write_u64_padded(ss, 2, &mut v);
+        v.put_slice(b"00:00:00");
         self.prefix[..v.len].copy_from_slice(v.as_slice());
         self.prefix_len = v.len;
-        self.cached_sec = sec;
     }
 }
 

@@ -72,7 +72,7 @@ pub enum NumFmt {
         len: u8,
         upper: bool,
     },
-    Ts(TsFormat),
+    Ts(u16),
 }
 
 /// Where the accounting tag goes and how it looks.
@@ -156,6 +156,8 @@ pub struct CompiledPack {
     pub tables: Vec<StrTable>,
     pub max_slots: usize,
     pub accounting: bool,
+    /// The format of each timestamp site, in `NumFmt::Ts` index order.
+    pub ts_sites: Vec<TsFormat>,
 }
 
 /// A template broken into literal text and slot markers, each with its escaping context.
@@ -185,6 +187,7 @@ pub fn compile(
     let mut table_index: HashMap<(String, Option<String>, Ctx), u32> = HashMap::new();
     let mut events = Vec::new();
     let mut used_pack_fields: Vec<&str> = Vec::new();
+    let mut ts_sites: Vec<TsFormat> = Vec::new();
 
     for e in &def.events {
         let pieces = match scan(&e.template, def.format, def.carrier, accounting) {
@@ -265,6 +268,13 @@ pub fn compile(
                     ) {
                         Ok(op) => ev.ops.push(match op {
                             SiteOp::Str(table) => Op::Str { slot: id, table },
+                            SiteOp::Ts(format) => {
+                                ts_sites.push(format);
+                                Op::Num {
+                                    slot: id,
+                                    how: NumFmt::Ts((ts_sites.len() - 1) as u16),
+                                }
+                            }
                             SiteOp::Num(how) => Op::Num { slot: id, how },
                         }),
                         Err(msg) => {
@@ -310,6 +320,7 @@ pub fn compile(
         tables,
         max_slots,
         accounting,
+        ts_sites,
     };
     let trial = crate::pack::check::trial_render(&pack);
     if !trial.is_empty() {
@@ -398,6 +409,7 @@ fn draw_for(slot: &SlotDef, entities: &Entities) -> Draw {
 
 enum SiteOp {
     Str(u32),
+    Ts(TsFormat),
     Num(NumFmt),
 }
 
@@ -515,7 +527,10 @@ fn site(
             upper: *upper,
         }),
         SlotDef::Port { .. } | SlotDef::Seq => no_attr(NumFmt::Dec),
-        SlotDef::Timestamp { format, .. } => no_attr(NumFmt::Ts(*format)),
+        SlotDef::Timestamp { format, .. } => match attr {
+            None => Ok(SiteOp::Ts(*format)),
+            Some(a) => Err(format!("{shown}: timestamps have no attribute {a:?}")),
+        },
     }
 }
 
