@@ -3,34 +3,18 @@
 //! warm-up with a counting global allocator, and prints them. Run with
 //! `cargo bench --bench render` (perf/README.md has the figures).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ingestbench::generate::{EventCtx, Generator};
 use ingestbench::pack::entities::{Entities, Sizes};
 use ingestbench::pack::{self, Catalog};
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+#[path = "../tests/support/counting_alloc.rs"]
+mod counting_alloc;
 
 #[global_allocator]
-static A: Counting = Counting;
+static A: counting_alloc::Counting = counting_alloc::Counting;
 
 const BATCH: u64 = 1000;
 
@@ -75,9 +59,9 @@ fn allocation_report() {
         let mut buf = Vec::with_capacity(1 << 21);
         render(&mut g, &mut buf, 0, 10_000);
         buf.clear();
-        let before = ALLOCS.load(Ordering::Relaxed);
+        let before = counting_alloc::allocations();
         let bytes = render(&mut g, &mut buf, 10_000, 100_000);
-        let n = ALLOCS.load(Ordering::Relaxed) - before;
+        let n = counting_alloc::allocations() - before;
         println!(
             "  {id:22} {:.4} allocs/event  ({} bytes/event)",
             n as f64 / 100_000.0,

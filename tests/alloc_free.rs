@@ -2,33 +2,15 @@
 //! watches every pack render 20,000 events into a reused buffer. (Counts, not timings: this is
 //! a correctness property, so it lives in the test suite; throughput lives in perf/.)
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use ingestbench::generate::{EventCtx, Generator};
 use ingestbench::pack::entities::{Entities, Sizes};
 use ingestbench::pack::{self, Catalog};
 
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
 
 #[global_allocator]
-static A: Counting = Counting;
+static A: counting_alloc::Counting = counting_alloc::Counting;
 
 #[test]
 fn rendering_allocates_nothing_per_event() {
@@ -53,7 +35,7 @@ fn rendering_allocates_nothing_per_event() {
             buf.clear();
             g.render(&ctx, &mut buf);
         }
-        let before = ALLOCS.load(Ordering::Relaxed);
+        let before = counting_alloc::allocations();
         for i in 1000..21_000u64 {
             ctx.index = i;
             ctx.seq = i;
@@ -61,7 +43,7 @@ fn rendering_allocates_nothing_per_event() {
             buf.clear();
             g.render(&ctx, &mut buf);
         }
-        let n = ALLOCS.load(Ordering::Relaxed) - before;
+        let n = counting_alloc::allocations() - before;
         assert_eq!(n, 0, "{id}: {n} allocations in 20000 events");
     }
 }

@@ -887,6 +887,15 @@ mod tests {
         scan(tpl, f, c, acct).unwrap()
     }
 
+    fn ctxs(p: &[Piece]) -> Vec<Ctx> {
+        p.iter()
+            .filter_map(|x| match x {
+                Piece::Slot { ctx, .. } => Some(*ctx),
+                _ => None,
+            })
+            .collect()
+    }
+
     fn slot(name: &str, ctx: Ctx) -> Piece {
         Piece::Slot {
             name: name.into(),
@@ -938,14 +947,7 @@ mod tests {
             Carrier::Syslog,
             false,
         );
-        let ctxs: Vec<Ctx> = p
-            .iter()
-            .filter_map(|x| match x {
-                Piece::Slot { ctx, .. } => Some(*ctx),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(ctxs, vec![Ctx::Raw, Ctx::CefHeader, Ctx::CefExt]);
+        assert_eq!(ctxs(&p), vec![Ctx::Raw, Ctx::CefHeader, Ctx::CefExt]);
     }
 
     #[test]
@@ -956,14 +958,7 @@ mod tests {
             Carrier::Syslog,
             false,
         );
-        let ctxs: Vec<Ctx> = p
-            .iter()
-            .filter_map(|x| match x {
-                Piece::Slot { ctx, .. } => Some(*ctx),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(ctxs, vec![Ctx::Raw, Ctx::SdValue, Ctx::Raw]);
+        assert_eq!(ctxs(&p), vec![Ctx::Raw, Ctx::SdValue, Ctx::Raw]);
 
         let p = pieces(
             "<34>1 {{ts}} host app 1 - - msg",
