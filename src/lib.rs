@@ -2,10 +2,15 @@
 //! `main.rs` only parses the command line, calls `cli::run` and exits with its code.
 //! ARCHITECTURE.md has the map.
 
+pub mod adapter;
 pub mod cli;
 pub mod config;
+pub mod engine;
 pub mod exit;
 pub mod generate;
+pub mod net;
 pub mod pack;
 pub mod plan;
+pub mod report;
+pub mod stats;
 pub mod yaml;

@@ -2,6 +2,7 @@
 //! `run`, which returns the process exit code. Usage errors exit 2, `--help` exits 0.
 
 mod r#gen;
+mod run;
 mod secret;
 mod sources;
 mod validate;
@@ -27,6 +28,7 @@ struct Top {
 #[derive(FromArgs)]
 #[argh(subcommand)]
 enum Command {
+    Run(run::Args),
     Validate(validate::Args),
     Gen(r#gen::Args),
     Sources(sources::Args),
@@ -60,6 +62,7 @@ pub fn run(args: &[String]) -> i32 {
         }
     };
     let code = match top.command {
+        Command::Run(a) => run::run(a),
         Command::Validate(a) => validate::run(a),
         Command::Gen(a) => r#gen::run(a),
         Command::Sources(a) => sources::run(a),

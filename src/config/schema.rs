@@ -244,6 +244,8 @@ pub struct Workload {
     pub steps: Option<Vec<Step>>,
     pub stop: Stop,
     pub find_ceiling: bool,
+    /// Concurrent connections, spread over the worker threads (`--workers`).
+    pub workers: Option<u32>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -569,8 +571,10 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
         }
     };
     let find_ceiling = o.get(r, "find_ceiling").unwrap_or(false);
+    let workers = o.get(r, "workers");
     o.finish(r);
     Some(Workload {
+        workers,
         profile,
         eps,
         burst: burst.flatten(),

@@ -1,0 +1,468 @@
+//! Adapters: how a batch of rendered events becomes an HTTP request, and how a response
+//! becomes an outcome. `lphc` posts a JSON array of events; `generic-hec` posts concatenated
+//! Splunk HEC envelopes to `/services/collector/event` or newline-separated events to
+//! `/services/collector/raw`. Everything per run (paths, auth and channel headers, the static
+//! part of each envelope) is rendered once in `Framer::new`; per event only the time and the
+//! event itself are written. Adapters never own sockets.
+
+pub mod gzip;
+
+use crate::config::schema::{Adapter, AuthScheme, Compression, HecEndpoint, HecFraming, Target};
+use crate::config::secrets::Token;
+use crate::generate::num::{Sink, write_i64, write_u64_padded};
+use crate::net::http::Response;
+use crate::pack::load::Carrier;
+
+/// How one event sits in the body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Embed {
+    /// Rendered straight into the body (JSON objects, raw lines).
+    Direct,
+    /// Rendered aside, then written as a JSON string.
+    JsonString,
+}
+
+/// The per-run framing of batches for one adapter.
+pub struct Framer {
+    pub adapter: Adapter,
+    pub path: String,
+    pub host: String,
+    /// Header lines (each ending `\r\n`) every request carries: auth, content type, channel…
+    pub headers: Vec<u8>,
+    pub embed: Embed,
+    pub gzip: bool,
+    /// `/services/collector/ack?channel=…` when HEC indexer acknowledgement is on.
+    pub ack_path: Option<String>,
+    /// HEC envelope text after the time and before the event: `,"host":…,"event":`.
+    envelope_mid: Vec<u8>,
+    /// HEC envelope text after the event: `,"fields":{…}}` or `}`.
+    envelope_end: Vec<u8>,
+    hec_raw: bool,
+}
+
+/// What a response means for its batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Accepted { ack_id: Option<u64> },
+    /// Send the same bytes again, after `after_s` seconds if the server said.
+    Retry { after_s: Option<u32> },
+    AuthFailed,
+    Failed,
+}
+
+/// JSON-escapes `s` into `out` (quotes not included).
+pub fn json_escape_into(s: &[u8], out: &mut Vec<u8>) {
+    let mut start = 0;
+    for (i, &b) in s.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.put_slice(&s[start..i]);
+        if esc.is_empty() {
+            out.put_slice(b"\\u00");
+            write_u64_padded(u64::from(b >> 4), 1, out);
+            out.push(b"0123456789abcdef"[(b & 0xf) as usize]);
+        } else {
+            out.put_slice(esc);
+        }
+        start = i + 1;
+    }
+    out.put_slice(&s[start..]);
+}
+
+fn json_str(s: &str) -> Vec<u8> {
+    let mut v = vec![b'"'];
+    json_escape_into(s.as_bytes(), &mut v);
+    v.push(b'"');
+    v
+}
+
+/// `Authorization`/key header line for the configured scheme, or nothing.
+fn auth_header(t: &Target, token: Option<&Token>) -> Vec<u8> {
+    let (Some(auth), Some(token)) = (&t.auth, token) else { return Vec::new() };
+    let tok = token.expose();
+    let line = match auth.scheme {
+        Some(AuthScheme::XApiKey) => format!("X-API-Key: {tok}"),
+        Some(AuthScheme::Bearer) => format!("Authorization: Bearer {tok}"),
+        Some(AuthScheme::Splunk) => format!("Authorization: Splunk {tok}"),
+        Some(AuthScheme::Basic) => {
+            use base64::Engine;
+            let user = auth.username.as_deref().unwrap_or("");
+            let creds = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{tok}"));
+            format!("Authorization: Basic {creds}")
+        }
+        Some(AuthScheme::Header) => format!("{}: {tok}", auth.header.as_deref().unwrap_or("X-Auth-Token")),
+        None => return Vec::new(),
+    };
+    format!("{line}\r\n").into_bytes()
+}
+
+impl Framer {
+    /// `base_path` is the URL path (for lphc, the collector's endpoint; for HEC, ignored in
+    /// favour of the standard paths). `carrier` is the pack's; `sourcetype` its default.
+    pub fn new(t: &Target, token: Option<&Token>, host: &str, base_path: &str, carrier: Carrier, sourcetype: &str, run_id: &str) -> Framer {
+        let mut headers = auth_header(t, token);
+        let gzip = t.compression == Compression::Gzip;
+        if gzip {
+            headers.extend_from_slice(b"Content-Encoding: gzip\r\n");
+        }
+        match t.adapter {
+            Adapter::GenericHec => {
+                let hec = t.hec.clone().unwrap_or(crate::config::schema::Hec {
+                    endpoint: HecEndpoint::Event,
+                    index: None,
+                    sourcetype: None,
+                    source: None,
+                    host: None,
+                    channel: None,
+                    ack: false,
+                    framing: None,
+                });
+                let raw = hec.endpoint == HecEndpoint::Raw;
+                let channel = hec.channel.clone().or_else(|| hec.ack.then(|| channel_for(run_id)));
+                if let Some(ch) = &channel {
+                    headers.extend_from_slice(format!("X-Splunk-Request-Channel: {ch}\r\n").as_bytes());
+                }
+                let st = hec.sourcetype.clone().unwrap_or_else(|| sourcetype.to_string());
+                let path = if raw {
+                    let mut q = format!("/services/collector/raw?sourcetype={}", query_escape(&st));
+                    for (k, v) in [("index", &hec.index), ("host", &hec.host), ("source", &hec.source), ("channel", &channel)] {
+                        if let Some(v) = v {
+                            q.push_str(&format!("&{k}={}", query_escape(v)));
+                        }
+                    }
+                    q
+                } else {
+                    "/services/collector/event".to_string()
+                };
+                headers.extend_from_slice(if raw { b"Content-Type: text/plain\r\n" as &[u8] } else { b"Content-Type: application/json\r\n" });
+                let framing = hec.framing.unwrap_or(match (raw, carrier) {
+                    (true, _) => HecFraming::Raw,
+                    (false, Carrier::Json) => HecFraming::Object,
+                    (false, _) => HecFraming::String,
+                });
+                let mut mid = Vec::new();
+                for (k, v) in [("host", &hec.host), ("source", &hec.source), ("index", &hec.index)] {
+                    if let Some(v) = v {
+                        mid.extend_from_slice(format!(",\"{k}\":").as_bytes());
+                        mid.extend_from_slice(&json_str(v));
+                    }
+                }
+                mid.extend_from_slice(b",\"sourcetype\":");
+                mid.extend_from_slice(&json_str(&st));
+                mid.extend_from_slice(b",\"event\":");
+                let embed = if framing == HecFraming::String || (framing == HecFraming::Object && carrier != Carrier::Json) {
+                    Embed::JsonString
+                } else {
+                    Embed::Direct
+                };
+                let mut end = b",\"fields\":{\"ingestbench_run\":".to_vec();
+                end.extend_from_slice(&json_str(run_id));
+                end.extend_from_slice(b"}}");
+                Framer {
+                    adapter: t.adapter,
+                    path,
+                    host: host.to_string(),
+                    headers,
+                    embed: if raw { Embed::Direct } else { embed },
+                    gzip,
+                    envelope_mid: mid,
+                    envelope_end: end,
+                    hec_raw: raw,
+                    ack_path: if hec.ack { channel.as_ref().map(|c| format!("/services/collector/ack?channel={c}")) } else { None },
+                }
+            }
+            _ => {
+                headers.extend_from_slice(b"Content-Type: application/json\r\n");
+                Framer {
+                    adapter: t.adapter,
+                    path: if base_path.is_empty() { "/".into() } else { base_path.to_string() },
+                    host: host.to_string(),
+                    headers,
+                    embed: if carrier == Carrier::Json { Embed::Direct } else { Embed::JsonString },
+                    gzip,
+                    envelope_mid: Vec::new(),
+                    envelope_end: Vec::new(),
+                    hec_raw: false,
+                    ack_path: None,
+                }
+            }
+        }
+    }
+
+    /// Starts a body.
+    #[inline]
+    pub fn begin(&self, body: &mut Vec<u8>) {
+        body.clear();
+        if self.adapter == Adapter::Lphc {
+            body.push(b'[');
+        }
+    }
+
+    /// Writes what comes before event number `n` (0-based) of the batch; `time_ns` is the
+    /// event's time (HEC envelopes carry it).
+    #[inline]
+    pub fn before_event(&self, body: &mut Vec<u8>, n: usize, time_ns: i64) {
+        match self.adapter {
+            Adapter::GenericHec if self.hec_raw => {
+                if n > 0 {
+                    body.push(b'\n');
+                }
+            }
+            Adapter::GenericHec => {
+                body.put_slice(b"{\"time\":");
+                write_i64(time_ns.div_euclid(1_000_000_000), body);
+                body.push(b'.');
+                write_u64_padded((time_ns.rem_euclid(1_000_000_000) / 1_000_000) as u64, 3, body);
+                body.put_slice(&self.envelope_mid);
+            }
+            _ => {
+                if n > 0 {
+                    body.push(b',');
+                }
+            }
+        }
+        if self.embed == Embed::JsonString {
+            body.push(b'"');
+        }
+    }
+
+    /// Writes what comes after an event.
+    #[inline]
+    pub fn after_event(&self, body: &mut Vec<u8>) {
+        if self.embed == Embed::JsonString {
+            body.push(b'"');
+        }
+        if self.adapter == Adapter::GenericHec && !self.hec_raw {
+            body.put_slice(&self.envelope_end);
+        }
+    }
+
+    /// Ends a body.
+    #[inline]
+    pub fn finish(&self, body: &mut Vec<u8>) {
+        match self.adapter {
+            Adapter::Lphc => body.push(b']'),
+            _ if self.hec_raw => body.push(b'\n'),
+            _ => {}
+        }
+    }
+
+    /// Reads a response: what happens to the batch.
+    pub fn outcome(&self, r: &Response, body: &[u8]) -> Outcome {
+        let hec_code = if self.adapter == Adapter::GenericHec { json_int(body, b"\"code\"") } else { None };
+        match r.status {
+            200..=299 => Outcome::Accepted {
+                ack_id: json_int(body, b"\"ackId\"").map(|v| v as u64),
+            },
+            401 | 403 => Outcome::AuthFailed,
+            429 | 503 => Outcome::Retry { after_s: r.retry_after_s },
+            // HEC: 8 internal error and 9 busy are worth retrying whatever the status.
+            _ if matches!(hec_code, Some(8 | 9)) => Outcome::Retry { after_s: r.retry_after_s },
+            _ => Outcome::Failed,
+        }
+    }
+
+    /// The HEC response code in a body, when there is one.
+    pub fn hec_code(&self, body: &[u8]) -> Option<i64> {
+        if self.adapter == Adapter::GenericHec { json_int(body, b"\"code\"") } else { None }
+    }
+}
+
+/// Writes the body of an ack poll: `{"acks":[1,2,3]}`.
+pub fn ack_poll_body(ids: &[u64], out: &mut Vec<u8>) {
+    out.clear();
+    out.put_slice(b"{\"acks\":[");
+    for (i, id) in ids.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        crate::generate::num::write_u64(*id, out);
+    }
+    out.put_slice(b"]}");
+}
+
+/// Whether an ack-poll response body says `id` is indexed (`"id":true`).
+pub fn is_acked(body: &[u8], id: u64) -> bool {
+    let mut k = crate::generate::num::ArrayBuf::<24>::new();
+    k.put(b'"');
+    crate::generate::num::write_u64(id, &mut k);
+    k.put(b'"');
+    let key = k.as_slice();
+    let Some(at) = body.windows(key.len()).position(|w| w == key) else { return false };
+    let rest = body[at + key.len()..].iter().skip_while(|b| b.is_ascii_whitespace() || **b == b':');
+    rest.take(4).eq(b"true".iter())
+}
+
+/// A deterministic channel GUID for a run (HEC ack needs one).
+fn channel_for(run_id: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in run_id.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    let g = h ^ (h >> 29);
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        (h >> 32) as u32,
+        (h >> 16) as u16,
+        (g & 0xfff) as u16,
+        ((g >> 12) & 0xfff) as u16,
+        g >> 16 & 0xffff_ffff_ffff
+    )
+}
+
+fn query_escape(s: &str) -> String {
+    let mut o = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~:".contains(&b) {
+            o.push(b as char);
+        } else {
+            o.push_str(&format!("%{b:02X}"));
+        }
+    }
+    o
+}
+
+/// The integer after `"key":` in a small JSON body, without parsing the whole document.
+pub fn json_int(body: &[u8], key: &[u8]) -> Option<i64> {
+    let at = body.windows(key.len()).position(|w| w == key)? + key.len();
+    let rest = &body[at..];
+    let colon = rest.iter().position(|b| *b == b':')?;
+    let mut it = rest[colon + 1..].iter().skip_while(|b| b.is_ascii_whitespace()).peekable();
+    let neg = it.next_if(|b| **b == b'-').is_some();
+    let mut v: i64 = 0;
+    let mut any = false;
+    while let Some(d) = it.next_if(|b| b.is_ascii_digit()) {
+        v = v.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
+        any = true;
+    }
+    any.then_some(if neg { -v } else { v })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::secrets::Store;
+
+    fn target(yaml_target: &str) -> Target {
+        let text = format!(
+            "schema_version: \"1.0\"\ntarget: {yaml_target}\nsource: {{ id: aws.cloudtrail }}\nworkload: {{ eps: 10, stop: {{ after: 5s }} }}\n"
+        );
+        let l = crate::config::load_str(&text, &Store::new("/nonexistent".into()), None);
+        l.config.unwrap_or_else(|| panic!("{:?}", l.diags.items)).target
+    }
+
+    fn batch(f: &Framer, events: &[&[u8]]) -> Vec<u8> {
+        let mut body = Vec::new();
+        f.begin(&mut body);
+        for (i, e) in events.iter().enumerate() {
+            f.before_event(&mut body, i, 1_767_600_000_123_000_000);
+            match f.embed {
+                Embed::Direct => body.extend_from_slice(e),
+                Embed::JsonString => json_escape_into(e, &mut body),
+            }
+            f.after_event(&mut body);
+        }
+        f.finish(&mut body);
+        body
+    }
+
+    #[test]
+    fn lphc_json_array() {
+        let t = target("{ url: \"http://127.0.0.1:1/ingest\", auth: { scheme: x-api-key, token_env: X } }");
+        let tok = Token::new("k3y".into());
+        let f = Framer::new(&t, Some(&tok), "127.0.0.1:1", "/ingest", Carrier::Json, "st", "r-1");
+        let body = batch(&f, &[b"{\"a\":1}", b"{\"b\":2}"]);
+        assert_eq!(body, b"[{\"a\":1},{\"b\":2}]");
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 2);
+        assert_eq!(f.headers, b"X-API-Key: k3y\r\nContent-Type: application/json\r\n");
+        let lines = Framer::new(&t, None, "h", "/ingest", Carrier::Syslog, "st", "r-1");
+        let body = batch(&lines, &[b"<14>1 a \"q\"", b"x\\y"]);
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v[0], "<14>1 a \"q\"");
+        assert_eq!(v[1], "x\\y");
+    }
+
+    #[test]
+    fn hec_event_envelopes() {
+        let t = target("{ adapter: generic-hec, url: \"http://127.0.0.1:1\", hec: { index: main, host: lg1 }, auth: { scheme: splunk, token_env: X } }");
+        let tok = Token::new("t0k".into());
+        let f = Framer::new(&t, Some(&tok), "h", "", Carrier::Json, "aws:cloudtrail", "r-9");
+        assert_eq!(f.path, "/services/collector/event");
+        assert!(f.headers.starts_with(b"Authorization: Splunk t0k\r\n"));
+        let body = batch(&f, &[b"{\"a\":1}", b"{\"b\":\"x\"}"]);
+        let text = String::from_utf8(body.clone()).unwrap();
+        assert_eq!(
+            text,
+            "{\"time\":1767600000.123,\"host\":\"lg1\",\"index\":\"main\",\"sourcetype\":\"aws:cloudtrail\",\"event\":{\"a\":1},\"fields\":{\"ingestbench_run\":\"r-9\"}}\
+{\"time\":1767600000.123,\"host\":\"lg1\",\"index\":\"main\",\"sourcetype\":\"aws:cloudtrail\",\"event\":{\"b\":\"x\"},\"fields\":{\"ingestbench_run\":\"r-9\"}}"
+        );
+        // Concatenated objects: each one parses.
+        let n = serde_json::Deserializer::from_slice(&body).into_iter::<serde_json::Value>().count();
+        assert_eq!(n, 2);
+    }
+
+    #[test]
+    fn hec_raw_and_strings() {
+        let t = target("{ adapter: generic-hec, url: \"http://127.0.0.1:1\", hec: { endpoint: raw, index: \"my idx\" } }");
+        let f = Framer::new(&t, None, "h", "", Carrier::Syslog, "syslog", "r-9");
+        assert_eq!(f.path, "/services/collector/raw?sourcetype=syslog&index=my%20idx");
+        assert_eq!(batch(&f, &[b"<14>1 a", b"<14>1 b"]), b"<14>1 a\n<14>1 b\n");
+        let t = target("{ adapter: generic-hec, url: \"http://127.0.0.1:1\" }");
+        let f = Framer::new(&t, None, "h", "", Carrier::Line, "cef", "r-9");
+        assert_eq!(f.embed, Embed::JsonString);
+        let body = batch(&f, &[b"CEF:0|a\\|b"]);
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["event"], "CEF:0|a\\|b");
+    }
+
+    #[test]
+    fn outcomes() {
+        let t = target("{ adapter: generic-hec, url: \"http://127.0.0.1:1\" }");
+        let f = Framer::new(&t, None, "h", "", Carrier::Json, "x", "r");
+        let r = |status, retry| Response {
+            status,
+            retry_after_s: retry,
+            close: false,
+            body: (0, 0),
+        };
+        assert_eq!(f.outcome(&r(200, None), b"{\"text\":\"Success\",\"code\":0,\"ackId\":7}"), Outcome::Accepted { ack_id: Some(7) });
+        assert_eq!(f.outcome(&r(429, Some(2)), b""), Outcome::Retry { after_s: Some(2) });
+        assert_eq!(f.outcome(&r(503, None), b"{\"text\":\"Server is busy\",\"code\":9}"), Outcome::Retry { after_s: None });
+        assert_eq!(f.outcome(&r(500, None), b"{\"text\":\"Internal server error\",\"code\":8}"), Outcome::Retry { after_s: None });
+        assert_eq!(f.outcome(&r(403, None), b"{\"text\":\"Invalid token\",\"code\":4}"), Outcome::AuthFailed);
+        assert_eq!(f.outcome(&r(400, None), b"{\"text\":\"No data\",\"code\":5}"), Outcome::Failed);
+        assert_eq!(f.hec_code(b"{\"text\":\"No data\",\"code\":5}"), Some(5));
+    }
+
+    #[test]
+    fn ack_bodies() {
+        let mut b = Vec::new();
+        ack_poll_body(&[0, 7, 12], &mut b);
+        assert_eq!(b, b"{\"acks\":[0,7,12]}");
+        let resp = b"{\"acks\":{\"0\":true,\"7\": false,\"12\" : true}}";
+        assert!(is_acked(resp, 0));
+        assert!(!is_acked(resp, 7));
+        assert!(is_acked(resp, 12));
+        assert!(!is_acked(resp, 1));
+    }
+
+    #[test]
+    fn escaping_and_basic_auth() {
+        let mut o = Vec::new();
+        json_escape_into(b"a\"b\\c\nd\x01", &mut o);
+        assert_eq!(o, b"a\\\"b\\\\c\\nd\\u0001");
+        let t = target("{ url: \"http://127.0.0.1:1/x\", auth: { scheme: basic, username: svc, token_env: X } }");
+        let f = Framer::new(&t, Some(&Token::new("pw".into())), "h", "/x", Carrier::Json, "st", "r");
+        assert!(f.headers.starts_with(b"Authorization: Basic c3ZjOnB3\r\n"));
+        let ch = channel_for("r-1");
+        assert_eq!(ch.len(), 36);
+    }
+}

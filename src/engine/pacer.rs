@@ -1,0 +1,219 @@
+//! The open-loop schedule as pure functions of time: a workload profile's rate at t, the
+//! number of events due by t (the integral), and its inverse, the instant by which the n-th
+//! event is due. Batch k of a worker is due when its last event is due, whatever happened to
+//! earlier batches; lateness shows up as schedule lag, never as a lower offered load.
+
+use crate::config::schema::{Profile as ProfileKind, Workload};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Profile {
+    Steady { eps: f64 },
+    /// `high` for `duty × period` seconds, then `low` for the rest of each period.
+    Burst { high: f64, low: f64, period: f64, duty: f64 },
+    /// Linear from `from` to `to` over `over` seconds, then `to`.
+    Ramp { from: f64, to: f64, over: f64 },
+    /// Each (eps, hold seconds) in turn; the last rate holds after the last step.
+    Steps(Vec<(f64, f64)>),
+}
+
+impl Profile {
+    /// The profile a workload describes, scaled by `share` (a worker's part of the rate).
+    pub fn from_workload(w: &Workload, share: f64) -> Profile {
+        let s = share;
+        match w.profile {
+            ProfileKind::Steady => Profile::Steady { eps: w.eps.unwrap_or(1000.0) * s },
+            ProfileKind::Burst => {
+                let b = w.burst.as_ref();
+                Profile::Burst {
+                    high: b.map_or(0.0, |b| b.high_eps) * s,
+                    low: b.map_or(0.0, |b| b.low_eps) * s,
+                    period: b.map_or(1.0, |b| b.period.0.as_secs_f64()),
+                    duty: b.map_or(0.5, |b| b.duty),
+                }
+            }
+            ProfileKind::Ramp => {
+                let r = w.ramp.as_ref();
+                Profile::Ramp {
+                    from: r.map_or(0.0, |r| r.from_eps) * s,
+                    to: r.map_or(0.0, |r| r.to_eps) * s,
+                    over: r.map_or(1.0, |r| r.over.0.as_secs_f64()),
+                }
+            }
+            ProfileKind::Steps => Profile::Steps(
+                w.steps
+                    .iter()
+                    .flatten()
+                    .map(|st| (st.eps * s, st.hold.0.as_secs_f64()))
+                    .collect(),
+            ),
+        }
+    }
+
+    /// Events per second at `t` seconds into the run.
+    pub fn rate_at(&self, t: f64) -> f64 {
+        match self {
+            Profile::Steady { eps } => *eps,
+            Profile::Burst { high, low, period, duty } => {
+                if t.rem_euclid(*period) < duty * period {
+                    *high
+                } else {
+                    *low
+                }
+            }
+            Profile::Ramp { from, to, over } => {
+                if t >= *over {
+                    *to
+                } else {
+                    from + (to - from) * t / over
+                }
+            }
+            Profile::Steps(steps) => {
+                let mut start = 0.0;
+                for (eps, hold) in steps {
+                    if t < start + hold {
+                        return *eps;
+                    }
+                    start += hold;
+                }
+                steps.last().map_or(0.0, |s| s.0)
+            }
+        }
+    }
+
+    /// The highest rate the profile reaches.
+    pub fn peak(&self) -> f64 {
+        match self {
+            Profile::Steady { eps } => *eps,
+            Profile::Burst { high, low, .. } => high.max(*low),
+            Profile::Ramp { from, to, .. } => from.max(*to),
+            Profile::Steps(s) => s.iter().map(|x| x.0).fold(0.0, f64::max),
+        }
+    }
+
+    /// Events due by `t` seconds (the integral of the rate from 0).
+    pub fn cumulative(&self, t: f64) -> f64 {
+        let t = t.max(0.0);
+        match self {
+            Profile::Steady { eps } => eps * t,
+            Profile::Burst { high, low, period, duty } => {
+                let per_period = high * duty * period + low * (1.0 - duty) * period;
+                let whole = (t / period).floor();
+                let r = t - whole * period;
+                let hi_time = duty * period;
+                let part = if r < hi_time { high * r } else { high * hi_time + low * (r - hi_time) };
+                whole * per_period + part
+            }
+            Profile::Ramp { from, to, over } => {
+                let in_ramp = t.min(*over);
+                let ramp = from * in_ramp + (to - from) * in_ramp * in_ramp / (2.0 * over);
+                ramp + to * (t - over).max(0.0)
+            }
+            Profile::Steps(steps) => {
+                let mut acc = 0.0;
+                let mut start = 0.0;
+                for (eps, hold) in steps {
+                    if t < start + hold {
+                        return acc + eps * (t - start);
+                    }
+                    acc += eps * hold;
+                    start += hold;
+                }
+                acc + steps.last().map_or(0.0, |s| s.0) * (t - start)
+            }
+        }
+    }
+
+    /// The instant (seconds) at which `n` events are due: the least t with cumulative(t) >= n.
+    /// `None` when the profile never gets there (a zero rate forever).
+    pub fn time_for(&self, n: f64) -> Option<f64> {
+        if n <= 0.0 {
+            return Some(0.0);
+        }
+        if let Profile::Steady { eps } = self {
+            return (*eps > 0.0).then(|| n / eps);
+        }
+        let mut hi = 1.0;
+        while self.cumulative(hi) < n {
+            hi *= 2.0;
+            if hi > 1e9 {
+                return None;
+            }
+        }
+        let mut lo = 0.0;
+        for _ in 0..64 {
+            let mid = 0.5 * (lo + hi);
+            if self.cumulative(mid) >= n {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+            if hi - lo < 1e-9 {
+                break;
+            }
+        }
+        Some(hi)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-6 * b.abs().max(1.0)
+    }
+
+    #[test]
+    fn steady_table() {
+        let p = Profile::Steady { eps: 1000.0 };
+        for (t, n) in [(0.0, 0.0), (0.5, 500.0), (10.0, 10_000.0)] {
+            assert!(close(p.cumulative(t), n));
+            assert!(close(p.time_for(n).unwrap(), t));
+        }
+        assert_eq!(Profile::Steady { eps: 0.0 }.time_for(1.0), None);
+    }
+
+    #[test]
+    fn burst_table() {
+        let p = Profile::Burst { high: 100.0, low: 10.0, period: 10.0, duty: 0.2 };
+        // Per period: 100*2 + 10*8 = 280 events.
+        for (t, n) in [(1.0, 100.0), (2.0, 200.0), (5.0, 230.0), (10.0, 280.0), (11.0, 380.0), (25.0, 280.0 * 2.0 + 200.0 + 30.0)] {
+            assert!(close(p.cumulative(t), n), "t={t}: {} != {n}", p.cumulative(t));
+            assert!(close(p.time_for(n).unwrap(), t), "n={n}");
+        }
+        assert_eq!(p.rate_at(1.9), 100.0);
+        assert_eq!(p.rate_at(2.1), 10.0);
+        assert_eq!(p.rate_at(12.0), 10.0);
+        assert_eq!(p.rate_at(10.5), 100.0);
+    }
+
+    #[test]
+    fn ramp_table() {
+        // 500 -> 10,000 over 300 s: area = (500 + 10000) / 2 * 300 = 1,575,000.
+        let p = Profile::Ramp { from: 500.0, to: 10_000.0, over: 300.0 };
+        assert!(close(p.cumulative(300.0), 1_575_000.0));
+        assert!(close(p.cumulative(360.0), 1_575_000.0 + 600_000.0));
+        assert!(close(p.rate_at(150.0), 5250.0));
+        for n in [1.0, 1000.0, 1_000_000.0, 2_000_000.0] {
+            let t = p.time_for(n).unwrap();
+            assert!(close(p.cumulative(t), n), "n={n}");
+        }
+    }
+
+    #[test]
+    fn steps_table() {
+        let p = Profile::Steps(vec![(1000.0, 30.0), (5000.0, 30.0), (20000.0, 60.0)]);
+        for (t, n) in [(30.0, 30_000.0), (60.0, 180_000.0), (120.0, 1_380_000.0), (130.0, 1_580_000.0)] {
+            assert!(close(p.cumulative(t), n), "t={t}");
+            assert!(close(p.time_for(n).unwrap(), t), "n={n}");
+        }
+        assert_eq!(p.peak(), 20000.0);
+    }
+
+    #[test]
+    fn zero_low_burst_still_progresses() {
+        let p = Profile::Burst { high: 10.0, low: 0.0, period: 1.0, duty: 0.5 };
+        // 5 events in the first half of each period: the 10th is due at 1.5 s.
+        assert!(close(p.time_for(10.0).unwrap(), 1.5));
+    }
+}

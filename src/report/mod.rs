@@ -1,0 +1,315 @@
+//! The run report: plain data built once from a `RunResult`, the config and (when the target
+//! can tell) what the store received; then small writers, one per format (`text`, JSON via
+//! serde). The JSON schema is versioned (`REPORT_SCHEMA`) and documented in docs/report.md.
+//! Writers read only the report: no clocks, no environment.
+
+pub mod slo;
+pub mod text;
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::engine::RunResult;
+
+pub const REPORT_SCHEMA: &str = "ingestbench.report/1";
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub schema: &'static str,
+    pub tool: Tool,
+    pub run_id: String,
+    pub name: Option<String>,
+    pub host: String,
+    pub started_at: String,
+    pub ended_at: String,
+    pub duration_s: f64,
+    pub target: TargetInfo,
+    pub threads: usize,
+    pub connections: usize,
+    pub batch_max_events: usize,
+    pub batch_max_bytes: usize,
+    pub summary: Summary,
+    pub latency_ms: Latencies,
+    pub latency_histogram: Vec<Bucket>,
+    pub status: BTreeMap<String, u64>,
+    pub hec_codes: BTreeMap<String, u64>,
+    pub timeline: Vec<SecondRow>,
+    pub verification: Option<Verification>,
+    pub slo: Vec<slo::SloResult>,
+    pub aborted: Option<String>,
+    /// The config as read, defaults applied. Holds where tokens are, never a token.
+    pub config: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Tool {
+    pub name: &'static str,
+    pub version: &'static str,
+    pub commit: &'static str,
+    pub target: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TargetInfo {
+    pub adapter: String,
+    pub url: String,
+    pub address: String,
+    pub source: String,
+    pub source_version: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub target_eps: f64,
+    pub achieved_eps: f64,
+    pub eps_ratio: f64,
+    pub events_sent: u64,
+    pub events_accepted: u64,
+    pub events_failed: u64,
+    pub batches_sent: u64,
+    pub batches_accepted: u64,
+    pub batches_failed: u64,
+    pub batches_retried: u64,
+    /// HEC indexer acknowledgement (`hec.ack: true`): batches confirmed indexed, and batches
+    /// accepted with an ackId that were not confirmed before the run ended.
+    pub batches_acked: u64,
+    pub acks_pending: u64,
+    pub bytes_sent: u64,
+    pub success_rate: f64,
+    pub error_rate: f64,
+    pub auth_failures: u64,
+    pub connect_errors: u64,
+    pub connection_resets: u64,
+    pub timeouts: u64,
+    pub protocol_errors: u64,
+    pub reconnects: u64,
+    pub lag_ms_max: f64,
+    pub lag_ms_mean: f64,
+    /// Events the schedule wanted that were never sent (the generator fell behind).
+    pub shortfall_events: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Percentiles {
+    pub count: u64,
+    pub mean: f64,
+    pub p10: f64,
+    pub p25: f64,
+    pub p50: f64,
+    pub p75: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub p99_99: f64,
+    pub max: f64,
+}
+
+/// Latency from the intended send time (coordinated-omission free) and service time (from
+/// the actual write of the attempt that succeeded), in milliseconds.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Latencies {
+    pub intended: Percentiles,
+    pub service: Percentiles,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Bucket {
+    pub le_ms: f64,
+    pub count: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SecondRow {
+    pub t: u32,
+    pub target_eps: f64,
+    pub events_sent: u64,
+    pub events_accepted: u64,
+    pub events_failed: u64,
+    pub errors: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub lag_ms_max: f64,
+    pub backlog_events: u64,
+}
+
+/// What the store says it received for this run, beside what the run says was accepted.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Verification {
+    pub store: String,
+    pub events_received: u64,
+    pub distinct: u64,
+    pub duplicates: u64,
+    /// Accepted by the target but not found in the store.
+    pub lost_events: u64,
+}
+
+pub fn percentiles(h: &Histogram<u64>) -> Percentiles {
+    if h.is_empty() {
+        return Percentiles::default();
+    }
+    let ms = |us: u64| us as f64 / 1000.0;
+    Percentiles {
+        count: h.len(),
+        mean: h.mean() / 1000.0,
+        p10: ms(h.value_at_quantile(0.10)),
+        p25: ms(h.value_at_quantile(0.25)),
+        p50: ms(h.value_at_quantile(0.50)),
+        p75: ms(h.value_at_quantile(0.75)),
+        p90: ms(h.value_at_quantile(0.90)),
+        p95: ms(h.value_at_quantile(0.95)),
+        p99: ms(h.value_at_quantile(0.99)),
+        p99_9: ms(h.value_at_quantile(0.999)),
+        p99_99: ms(h.value_at_quantile(0.9999)),
+        max: ms(h.max()),
+    }
+}
+
+/// Counts in power-of-two millisecond buckets (≤0.125 ms, ≤0.25 ms, … ≤ 64 s).
+pub fn buckets(h: &Histogram<u64>) -> Vec<Bucket> {
+    let mut out = Vec::new();
+    if h.is_empty() {
+        return out;
+    }
+    let mut le_us: u64 = 125;
+    let mut below = 0;
+    loop {
+        let upto = h.count_between(0, le_us);
+        out.push(Bucket {
+            le_ms: le_us as f64 / 1000.0,
+            count: upto - below,
+        });
+        below = upto;
+        if upto >= h.len() || le_us > crate::stats::MAX_LATENCY_US {
+            break;
+        }
+        le_us *= 2;
+    }
+    // Leading empty buckets say nothing.
+    let first = out.iter().position(|b| b.count > 0).unwrap_or(0);
+    out.drain(..first);
+    out
+}
+
+/// Facts about the run that the engine does not know.
+pub struct Context {
+    pub run_id: String,
+    pub name: Option<String>,
+    pub started_wall_ns: i64,
+    pub target: TargetInfo,
+    pub batch_max_events: usize,
+    pub batch_max_bytes: usize,
+    pub config: serde_json::Value,
+    pub slo: crate::config::schema::Slo,
+    pub verification: Option<Verification>,
+}
+
+fn rfc3339(ns: i64) -> String {
+    use crate::generate::time::{TsFormat, TsWriter};
+    let mut w = TsWriter::new(TsFormat::Rfc3339Ms);
+    let mut v = Vec::new();
+    w.write(ns, &mut v);
+    String::from_utf8(v).unwrap_or_default()
+}
+
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+pub fn build(r: &RunResult, cx: Context) -> Report {
+    let c = &r.totals;
+    let secs = r.duration.as_secs_f64().max(1e-9);
+    let target_eps = r.target_events / secs;
+    let achieved_eps = c.events_accepted as f64 / secs;
+    let judged = c.events_accepted + c.events_failed;
+    let summary = Summary {
+        target_eps,
+        achieved_eps,
+        eps_ratio: if target_eps > 0.0 { achieved_eps / target_eps } else { 0.0 },
+        events_sent: c.events_sent,
+        events_accepted: c.events_accepted,
+        events_failed: c.events_failed,
+        batches_sent: c.batches_sent,
+        batches_accepted: c.batches_accepted,
+        batches_failed: c.batches_failed,
+        batches_retried: c.batches_retried,
+        batches_acked: c.batches_acked,
+        acks_pending: c.acks_pending,
+        bytes_sent: c.bytes_sent,
+        success_rate: if judged > 0 { c.events_accepted as f64 / judged as f64 } else { 0.0 },
+        error_rate: if judged > 0 { c.events_failed as f64 / judged as f64 } else { 0.0 },
+        auth_failures: c.auth_failures,
+        connect_errors: c.connect_errors,
+        connection_resets: c.connection_resets,
+        timeouts: c.timeouts,
+        protocol_errors: c.protocol_errors,
+        reconnects: c.reconnects,
+        lag_ms_max: c.lag_ns_max as f64 / 1e6,
+        lag_ms_mean: if c.batches_sent > 0 { c.lag_ns_sum as f64 / c.batches_sent as f64 / 1e6 } else { 0.0 },
+        shortfall_events: (r.target_events as u64).saturating_sub(c.events_sent),
+    };
+    let latency_ms = Latencies {
+        intended: percentiles(&r.latency),
+        service: percentiles(&r.service),
+    };
+    let status = c.statuses().into_iter().map(|(s, n)| (s.to_string(), n)).collect();
+    let hec_codes = c
+        .hec_codes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(k, n)| (k.to_string(), *n))
+        .collect();
+    let timeline = r
+        .seconds
+        .iter()
+        .map(|s| SecondRow {
+            t: s.t,
+            target_eps: s.target_eps,
+            events_sent: s.counters.events_sent,
+            events_accepted: s.counters.events_accepted,
+            events_failed: s.counters.events_failed,
+            errors: s.counters.batches_failed + s.counters.connection_errors(),
+            p50_ms: s.p50_us as f64 / 1000.0,
+            p99_ms: s.p99_us as f64 / 1000.0,
+            lag_ms_max: s.counters.lag_ns_max as f64 / 1e6,
+            backlog_events: s.counters.backlog_events,
+        })
+        .collect();
+    let mut rep = Report {
+        schema: REPORT_SCHEMA,
+        tool: Tool {
+            name: "ingestbench",
+            version: env!("CARGO_PKG_VERSION"),
+            commit: env!("INGESTBENCH_GIT_COMMIT"),
+            target: env!("INGESTBENCH_TARGET"),
+        },
+        run_id: cx.run_id,
+        name: cx.name,
+        host: hostname(),
+        started_at: rfc3339(cx.started_wall_ns),
+        ended_at: rfc3339(cx.started_wall_ns + r.duration.as_nanos() as i64),
+        duration_s: r.duration.as_secs_f64(),
+        target: cx.target,
+        threads: r.threads,
+        connections: r.connections,
+        batch_max_events: cx.batch_max_events,
+        batch_max_bytes: cx.batch_max_bytes,
+        summary,
+        latency_ms,
+        latency_histogram: buckets(&r.latency),
+        status,
+        hec_codes,
+        timeline,
+        verification: cx.verification,
+        slo: Vec::new(),
+        aborted: r.abort.as_ref().map(|a| a.to_string()),
+        config: cx.config,
+    };
+    rep.slo = slo::judge(&cx.slo, &rep);
+    rep
+}

@@ -1,0 +1,175 @@
+//! Measurement: plain per-worker counters (no atomics, no sharing), two HDR histograms per
+//! worker (latency from the intended send time, and service time from the actual write), the
+//! `Interval` a worker sends its coordinator every second, and merging them. Histograms
+//! ping-pong: the coordinator sends a cleared one back, so steady state allocates nothing.
+
+use hdrhistogram::Histogram;
+
+/// Highest latency recorded exactly (60 s in µs); longer ones are clamped to it.
+pub const MAX_LATENCY_US: u64 = 60_000_000;
+
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds")
+}
+
+/// Counters one worker keeps; all plain integers, summed by the coordinator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Counters {
+    pub events_sent: u64,
+    pub batches_sent: u64,
+    pub bytes_sent: u64,
+    pub events_accepted: u64,
+    pub batches_accepted: u64,
+    pub events_failed: u64,
+    pub batches_failed: u64,
+    /// Sends of a batch after the first (429/503, dropped connection).
+    pub batches_retried: u64,
+    pub auth_failures: u64,
+    pub connect_errors: u64,
+    pub connection_resets: u64,
+    pub timeouts: u64,
+    pub protocol_errors: u64,
+    pub reconnects: u64,
+    /// Batches acknowledged as indexed (HEC `ack: true`).
+    pub batches_acked: u64,
+    /// Batches accepted with an ackId but not (yet) acknowledged when the worker stopped.
+    pub acks_pending: u64,
+    /// Sum and maximum of how late batches left compared to their schedule, ns.
+    pub lag_ns_sum: u64,
+    pub lag_ns_max: u64,
+    /// Events the schedule wanted by now that the worker has not sent yet (end of interval).
+    pub backlog_events: u64,
+    /// Responses by HTTP status (index = status code).
+    pub status: [u64; 600],
+    /// HEC response codes 0..=31.
+    pub hec_codes: [u64; 32],
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            events_sent: 0,
+            batches_sent: 0,
+            bytes_sent: 0,
+            events_accepted: 0,
+            batches_accepted: 0,
+            events_failed: 0,
+            batches_failed: 0,
+            batches_retried: 0,
+            auth_failures: 0,
+            connect_errors: 0,
+            connection_resets: 0,
+            timeouts: 0,
+            protocol_errors: 0,
+            reconnects: 0,
+            batches_acked: 0,
+            acks_pending: 0,
+            lag_ns_sum: 0,
+            lag_ns_max: 0,
+            backlog_events: 0,
+            status: [0; 600],
+            hec_codes: [0; 32],
+        }
+    }
+}
+
+impl Counters {
+    /// Adds `o` into `self` (gauges: `lag_ns_max` takes the max, `backlog_events` the sum).
+    pub fn add(&mut self, o: &Counters) {
+        self.events_sent += o.events_sent;
+        self.batches_sent += o.batches_sent;
+        self.bytes_sent += o.bytes_sent;
+        self.events_accepted += o.events_accepted;
+        self.batches_accepted += o.batches_accepted;
+        self.events_failed += o.events_failed;
+        self.batches_failed += o.batches_failed;
+        self.batches_retried += o.batches_retried;
+        self.auth_failures += o.auth_failures;
+        self.connect_errors += o.connect_errors;
+        self.connection_resets += o.connection_resets;
+        self.timeouts += o.timeouts;
+        self.protocol_errors += o.protocol_errors;
+        self.reconnects += o.reconnects;
+        self.batches_acked += o.batches_acked;
+        self.acks_pending += o.acks_pending;
+        self.lag_ns_sum += o.lag_ns_sum;
+        self.lag_ns_max = self.lag_ns_max.max(o.lag_ns_max);
+        self.backlog_events += o.backlog_events;
+        for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.hec_codes.iter_mut().zip(o.hec_codes.iter()) {
+            *a += b;
+        }
+    }
+
+    /// Resets every counter to zero (no allocation: the struct is plain data).
+    pub fn clear(&mut self) {
+        *self = Counters::default();
+    }
+
+    /// Transport-level errors: connects, resets, timeouts, protocol errors.
+    pub fn connection_errors(&self) -> u64 {
+        self.connect_errors + self.connection_resets + self.timeouts + self.protocol_errors
+    }
+
+    /// `(status, count)` for every status seen.
+    pub fn statuses(&self) -> Vec<(u16, u64)> {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(s, n)| (s as u16, *n))
+            .collect()
+    }
+}
+
+/// One worker's second: the counters since its last interval and its histograms.
+pub struct Interval {
+    pub worker: usize,
+    pub counters: Counters,
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+    /// The worker has stopped for good; this is its last interval.
+    pub last: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_and_clear() {
+        let mut a = Counters::default();
+        let mut b = Counters::default();
+        b.events_sent = 5;
+        b.lag_ns_max = 7;
+        b.status[200] = 3;
+        b.hec_codes[9] = 1;
+        a.add(&b);
+        a.add(&b);
+        assert_eq!(a.events_sent, 10);
+        assert_eq!(a.lag_ns_max, 7);
+        assert_eq!(a.statuses(), vec![(200, 6)]);
+        assert_eq!(a.hec_codes[9], 2);
+        a.clear();
+        assert_eq!(a, Counters::default());
+    }
+
+    #[test]
+    fn histogram_merge() {
+        let mut a = new_histogram();
+        let mut b = new_histogram();
+        for v in 1..=1000 {
+            a.record(v).unwrap();
+            b.record(v * 1000).unwrap();
+        }
+        a.add(&b).unwrap();
+        assert_eq!(a.len(), 2000);
+        let p50 = a.value_at_quantile(0.5);
+        assert!((990..=1010).contains(&p50), "{p50}");
+        assert!(a.value_at_quantile(0.99) > 900_000);
+        b.reset();
+        assert_eq!(b.len(), 0);
+    }
+}

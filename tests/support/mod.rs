@@ -1,0 +1,83 @@
+//! Helpers shared by the end-to-end tests: the binary under test, output text, and an
+//! `ingestbench sink` child process (stopped by its PID when dropped).
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ingestbench"));
+    c.env("INGESTBENCH_SECRETS_DIR", "/nonexistent/ingestbench-test-secrets");
+    c
+}
+
+pub fn all(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// A sink process; killed (by its PID) when dropped.
+pub struct SinkProc {
+    child: Child,
+    pub port: u16,
+}
+
+impl SinkProc {
+    pub fn start(args: &[&str]) -> SinkProc {
+        let mut child = bin()
+            .arg("sink")
+            .args(args)
+            .args(["--duration", "60s"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            line.clear();
+            if err.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            if let Some(rest) = line.trim().strip_prefix("sink listening on http://127.0.0.1:") {
+                let port = rest.split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap();
+                // Keep draining stderr so the sink never blocks on a full pipe.
+                std::thread::spawn(move || {
+                    let mut sink = Vec::new();
+                    let _ = err.read_to_end(&mut sink);
+                });
+                return SinkProc { child, port };
+            }
+        }
+        let _ = child.kill();
+        panic!("sink did not report its address: {line}");
+    }
+
+    pub fn stats(&self) -> serde_json::Value {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(b"GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        let mut resp = Vec::new();
+        s.read_to_end(&mut resp).unwrap();
+        let text = String::from_utf8_lossy(&resp);
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or("");
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("stats: {e}: {text}"))
+    }
+}
+
+impl Drop for SinkProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn write_config(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p.display().to_string()
+}
