@@ -3,6 +3,7 @@
 
 mod r#gen;
 mod secret;
+mod sink;
 mod sources;
 mod validate;
 mod version;
@@ -30,6 +31,7 @@ enum Command {
     Validate(validate::Args),
     Gen(r#gen::Args),
     Sources(sources::Args),
+    Sink(sink::Args),
     Secret(secret::Args),
     Version(version::Args),
 }
@@ -63,6 +65,7 @@ pub fn run(args: &[String]) -> i32 {
         Command::Validate(a) => validate::run(a),
         Command::Gen(a) => r#gen::run(a),
         Command::Sources(a) => sources::run(a),
+        Command::Sink(a) => sink::run(a),
         Command::Secret(a) => secret::run(a),
         Command::Version(a) => version::run(a),
     };
