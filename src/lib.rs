@@ -2,6 +2,7 @@
 //! `main.rs` only parses the command line, calls `cli::run` and exits with its code.
 //! ARCHITECTURE.md has the map.
 
+pub mod acct;
 pub mod adapter;
 pub mod cli;
 pub mod config;
@@ -12,5 +13,6 @@ pub mod net;
 pub mod pack;
 pub mod plan;
 pub mod report;
+pub mod sink;
 pub mod stats;
 pub mod yaml;

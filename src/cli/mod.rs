@@ -4,6 +4,7 @@
 mod r#gen;
 mod run;
 mod secret;
+mod sink;
 mod sources;
 mod validate;
 mod version;
@@ -32,6 +33,7 @@ enum Command {
     Validate(validate::Args),
     Gen(r#gen::Args),
     Sources(sources::Args),
+    Sink(sink::Args),
     Secret(secret::Args),
     Version(version::Args),
 }
@@ -66,6 +68,7 @@ pub fn run(args: &[String]) -> i32 {
         Command::Validate(a) => validate::run(a),
         Command::Gen(a) => r#gen::run(a),
         Command::Sources(a) => sources::run(a),
+        Command::Sink(a) => sink::run(a),
         Command::Secret(a) => secret::run(a),
         Command::Version(a) => version::run(a),
     };

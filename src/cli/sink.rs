@@ -1,0 +1,160 @@
+//! `ingestbench sink`: the built-in collector as a standalone process. Prints the bound
+//! address on stderr first (`sink listening on http://ADDR`), serves until Ctrl-C, SIGTERM or
+//! `--duration`, then prints the final `SinkStats` as JSON on stdout. Binds to loopback only
+//! unless `--allow-remote`. The token is never printed.
+
+use argh::FromArgs;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::config::units::parse_duration;
+use crate::exit::Exit;
+use crate::sink::{self, Faults, SinkConfig};
+
+#[derive(FromArgs)]
+/// Run the built-in HTTP collector (lphc JSON batches and Splunk HEC), count what arrives per
+/// run and agent, and optionally inject faults.
+#[argh(
+    subcommand,
+    name = "sink",
+    example = "ingestbench sink --http 127.0.0.1:8088",
+    example = "SINK_TOKEN=s3cret ingestbench sink --http 127.0.0.1:8088 --token-env SINK_TOKEN --hec-ack",
+    example = "ingestbench sink --fault-429 0.1 --retry-after 2 --latency-ms 20 --duration 5m > sink-stats.json",
+    example = "curl -s http://127.0.0.1:8088/stats",
+    note = "Endpoints: POST /ingest (or any POST path outside /services/: a JSON array or NDJSON, answered {{\"accepted\":N}}); Splunk HEC POST /services/collector[/event|/raw|/ack], GET /services/collector/health; GET /stats; GET|POST /_faults to read or change the faults while running. Faults apply to data requests only; faulted requests count no events."
+)]
+pub struct Args {
+    /// address to listen on (default 127.0.0.1:8088; port 0 picks a free one)
+    #[argh(option, default = "String::from(\"127.0.0.1:8088\")")]
+    http: String,
+    /// token clients must present (X-API-Key, Bearer, Splunk, or Basic password); visible in `ps`, prefer --token-env
+    #[argh(option)]
+    token: Option<String>,
+    /// read the token from this environment variable
+    #[argh(option)]
+    token_env: Option<String>,
+    /// worker threads (default: one per core)
+    #[argh(option, default = "0")]
+    threads: usize,
+    /// HEC indexer acknowledgement: require a channel and return ackIds
+    #[argh(switch)]
+    hec_ack: bool,
+    /// share of data requests answered 429 (0..1)
+    #[argh(option, default = "0.0")]
+    fault_429: f64,
+    /// share of data requests answered 503 (0..1)
+    #[argh(option, default = "0.0")]
+    fault_503: f64,
+    /// seconds of Retry-After sent with 429 and 503 (default 1)
+    #[argh(option, default = "1")]
+    retry_after: u32,
+    /// milliseconds added to every data response
+    #[argh(option, default = "0")]
+    latency_ms: u64,
+    /// share of data responses held a further --stall-ms (0..1)
+    #[argh(option, default = "0.0")]
+    stall_share: f64,
+    /// milliseconds a stalled response is held
+    #[argh(option, default = "0")]
+    stall_ms: u64,
+    /// share of data requests answered by resetting the connection (0..1)
+    #[argh(option, default = "0.0")]
+    reset_share: f64,
+    /// stop after this long (e.g. 30s, 5m); default: until Ctrl-C or SIGTERM
+    #[argh(option)]
+    duration: Option<String>,
+    /// allow binding to a non-loopback address
+    #[argh(switch)]
+    allow_remote: bool,
+}
+
+fn fail(msg: &str) -> Exit {
+    super::err(&format!("error: {msg}"));
+    Exit::Invalid
+}
+
+pub fn run(a: Args) -> Exit {
+    let addr: SocketAddr = match a.http.parse() {
+        Ok(x) => x,
+        Err(_) => {
+            return fail(&format!(
+                "--http {:?} is not an address such as 127.0.0.1:8088",
+                a.http
+            ));
+        }
+    };
+    if !addr.ip().is_loopback() && !a.allow_remote {
+        return fail(&format!(
+            "--http {addr} is not a loopback address; add --allow-remote to listen there"
+        ));
+    }
+    let duration = match a.duration.as_deref().map(parse_duration) {
+        None => None,
+        Some(Ok(d)) if d.0.is_zero() => return fail("--duration must be above 0"),
+        Some(Ok(d)) => Some(d.0),
+        Some(Err(e)) => return fail(&format!("--duration: {e}")),
+    };
+    if a.threads > sink::MAX_THREADS {
+        return fail(&format!("--threads must be at most {}", sink::MAX_THREADS));
+    }
+    let token = match (&a.token, &a.token_env) {
+        (Some(_), Some(_)) => return fail("give --token or --token-env, not both"),
+        (Some(t), None) => Some(t.clone()),
+        (None, Some(var)) => match std::env::var(var) {
+            Ok(t) if !t.is_empty() => Some(t),
+            _ => {
+                return fail(&format!(
+                    "--token-env: environment variable {var} is not set"
+                ));
+            }
+        },
+        (None, None) => None,
+    };
+    if token.as_deref() == Some("") {
+        return fail("--token must not be empty");
+    }
+    let faults = Faults {
+        share_429: a.fault_429,
+        share_503: a.fault_503,
+        retry_after_s: a.retry_after,
+        latency_ms: a.latency_ms,
+        stall_share: a.stall_share,
+        stall_ms: a.stall_ms,
+        reset_share: a.reset_share,
+    };
+    if let Err(e) = faults.validate() {
+        return fail(&format!("faults: {e}"));
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(sig, stop.clone()) {
+            return fail(&format!("cannot handle signals: {e}"));
+        }
+    }
+    let handle = match sink::start(SinkConfig {
+        http: addr,
+        token,
+        threads: a.threads,
+        faults,
+        hec_ack: a.hec_ack,
+    }) {
+        Ok(h) => h,
+        Err(e) => return fail(&e),
+    };
+    super::err(&format!("sink listening on {}", handle.url()));
+    let started = Instant::now();
+    while !stop.load(Ordering::Relaxed) && duration.is_none_or(|d| started.elapsed() < d) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let stats = handle.shutdown();
+    super::err(&format!(
+        "sink stopped after {:.1}s: {} requests, {} events",
+        started.elapsed().as_secs_f64(),
+        stats.requests,
+        stats.events_received
+    ));
+    super::out(&serde_json::to_string_pretty(&stats).unwrap_or_else(|_| "{}".into()));
+    Exit::Ok
+}

@@ -1,0 +1,279 @@
+//! The built-in sink: an HTTP collector that speaks lphc (JSON batches) and Splunk HEC,
+//! counts what it receives per run and agent from the accounting tags (lost and duplicated
+//! events), and injects faults on demand. It is the default target of a run
+//! (`target.url: builtin` starts it in-process on port 0) and the `ingestbench sink` command.
+//!
+//! Threads: one acceptor thread owns the listener and hands each new connection to the next
+//! worker, round robin (a channel plus the worker's `mio::Waker`). Each of the N workers owns
+//! a `mio::Poll`, its connections and their buffers, and serves them to completion: reads
+//! until `WouldBlock`, parses and answers every complete request, writes until `WouldBlock`.
+//! Round robin rather than SO_REUSEPORT because a load generator often opens few
+//! connections, and the kernel's hash would pile them on one thread.
+//!
+//! Module map: `http` (request heads, chunked bodies, response bytes), `scan` (counting JSON
+//! values 64 bytes at a time), `route` (endpoints, auth, faults, accounting), `fault` (shares
+//! and the rng), `seqset` + `stats` (the ledger and `SinkStats`), `worker` (sockets, timers).
+
+mod fault;
+mod http;
+mod route;
+pub mod scan;
+mod seqset;
+mod stats;
+mod worker;
+
+pub use fault::Faults;
+pub use stats::{AgentStats, RunStats, SinkStats};
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use mio::{Poll, Token, Waker};
+
+/// How to run the sink.
+#[derive(Clone, Debug)]
+pub struct SinkConfig {
+    /// Where to listen; port 0 picks a free port (see `SinkHandle::addr`).
+    pub http: SocketAddr,
+    /// When set, data requests must present it (X-API-Key, Bearer, Splunk, or Basic password).
+    pub token: Option<String>,
+    /// Worker threads; 0 means one per core.
+    pub threads: usize,
+    pub faults: Faults,
+    /// HEC indexer acknowledgement: a channel is required and each success carries an ackId.
+    pub hec_ack: bool,
+}
+
+impl Default for SinkConfig {
+    fn default() -> Self {
+        SinkConfig {
+            http: SocketAddr::from(([127, 0, 0, 1], 0)),
+            token: None,
+            threads: 0,
+            faults: Faults::default(),
+            hec_ack: false,
+        }
+    }
+}
+
+/// Most worker threads.
+pub const MAX_THREADS: usize = 1024;
+
+/// A value alone on its cache lines (workers lock their own totals once per request).
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub T);
+
+/// State shared by the acceptor, the workers and the handle.
+pub(crate) struct Shared {
+    stop: AtomicBool,
+    token: Option<Box<[u8]>>,
+    hec_ack: bool,
+    faults: Mutex<Faults>,
+    faults_gen: Padded<AtomicU64>,
+    connections: Padded<AtomicU64>,
+    totals: Vec<Padded<Mutex<stats::Totals>>>,
+    ledger: stats::Ledger,
+    /// Per HEC channel: the next ackId.
+    channels: Mutex<HashMap<Box<[u8]>, u64>>,
+}
+
+impl Shared {
+    pub(crate) fn stats(&self) -> SinkStats {
+        let totals: Vec<&Mutex<stats::Totals>> = self.totals.iter().map(|p| &p.0).collect();
+        stats::merge(
+            &totals,
+            &self.ledger,
+            self.connections.0.load(Ordering::Relaxed),
+        )
+    }
+
+    pub(crate) fn faults(&self) -> Faults {
+        self.faults.lock().map(|f| *f).unwrap_or_default()
+    }
+
+    pub(crate) fn faults_gen(&self) -> u64 {
+        self.faults_gen.0.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn set_faults(&self, f: Faults) {
+        if let Ok(mut g) = self.faults.lock() {
+            *g = f;
+        }
+        self.faults_gen.0.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub(crate) fn next_ack_id(&self, channel: &[u8]) -> u64 {
+        let Ok(mut m) = self.channels.lock() else {
+            return 0;
+        };
+        if let Some(n) = m.get_mut(channel) {
+            *n += 1;
+            return *n - 1;
+        }
+        if m.len() >= 65_536 {
+            return 0;
+        }
+        m.insert(channel.into(), 1);
+        0
+    }
+
+    pub(crate) fn acks_issued(&self, channel: &[u8]) -> u64 {
+        self.channels
+            .lock()
+            .ok()
+            .and_then(|m| m.get(channel).copied())
+            .unwrap_or(0)
+    }
+
+    pub(crate) fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Acquire)
+    }
+}
+
+/// A running sink. Dropping it stops it too; `shutdown` also returns the final stats.
+pub struct SinkHandle {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    wakers: Vec<Arc<Waker>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl SinkHandle {
+    /// The address the sink listens on (the real port when 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `http://ADDR` — the base URL to point a client at.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Everything counted so far.
+    pub fn stats(&self) -> SinkStats {
+        self.shared.stats()
+    }
+
+    pub fn faults(&self) -> Faults {
+        self.shared.faults()
+    }
+
+    /// Replaces the faults; workers pick them up on their next request.
+    pub fn set_faults(&self, f: Faults) {
+        self.shared.set_faults(f);
+    }
+
+    /// Stops every thread, waits for them, and returns the final stats.
+    pub fn shutdown(mut self) -> SinkStats {
+        self.stop_and_join();
+        self.shared.stats()
+    }
+
+    fn stop_and_join(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        for w in &self.wakers {
+            let _ = w.wake();
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for SinkHandle {
+    fn drop(&mut self) {
+        self.stop_and_join();
+    }
+}
+
+const WAKE: Token = Token(0);
+
+/// Starts the sink: binds, spawns the acceptor and the workers, and returns at once.
+pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
+    let threads = if cfg.threads == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        cfg.threads
+    };
+    if threads > MAX_THREADS {
+        return Err(format!("threads must be at most {MAX_THREADS}"));
+    }
+    cfg.faults.validate()?;
+    let listener = bind(cfg.http)?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+    let shared = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        token: cfg.token.map(|t| t.into_bytes().into_boxed_slice()),
+        hec_ack: cfg.hec_ack,
+        faults: Mutex::new(cfg.faults),
+        faults_gen: Padded(AtomicU64::new(0)),
+        connections: Padded(AtomicU64::new(0)),
+        totals: (0..threads)
+            .map(|_| Padded(Mutex::new(stats::Totals::default())))
+            .collect(),
+        ledger: stats::Ledger::default(),
+        channels: Mutex::new(HashMap::new()),
+    });
+    let mut handle = SinkHandle {
+        addr,
+        shared: shared.clone(),
+        wakers: Vec::new(),
+        threads: Vec::new(),
+    };
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0x9e37_79b9, |d| d.as_nanos() as u64);
+    let mut inboxes = Vec::with_capacity(threads);
+    for i in 0..threads {
+        let poll = Poll::new().map_err(|e| format!("cannot create a poll: {e}"))?;
+        let waker = Arc::new(
+            Waker::new(poll.registry(), WAKE).map_err(|e| format!("cannot create a waker: {e}"))?,
+        );
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let w = worker::Worker::new(
+            i,
+            poll,
+            rx,
+            shared.clone(),
+            seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        );
+        let t = std::thread::Builder::new()
+            .name(format!("sink-w{i}"))
+            .spawn(move || w.run())
+            .map_err(|e| format!("cannot start a sink thread: {e}"))?;
+        handle.threads.push(t);
+        handle.wakers.push(waker.clone());
+        inboxes.push((tx, waker));
+    }
+    let poll = Poll::new().map_err(|e| format!("cannot create a poll: {e}"))?;
+    let waker = Arc::new(
+        Waker::new(poll.registry(), WAKE).map_err(|e| format!("cannot create a waker: {e}"))?,
+    );
+    handle.wakers.push(waker);
+    let sh = shared.clone();
+    let t = std::thread::Builder::new()
+        .name("sink-accept".into())
+        .spawn(move || worker::accept_loop(poll, listener, sh, inboxes))
+        .map_err(|e| format!("cannot start the sink acceptor: {e}"))?;
+    handle.threads.push(t);
+    Ok(handle)
+}
+
+fn bind(addr: SocketAddr) -> Result<mio::net::TcpListener, String> {
+    use socket2::{Domain, Socket, Type};
+    let err = |what: &str, e: std::io::Error| format!("cannot {what} {addr}: {e}");
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)
+        .map_err(|e| err("open a socket for", e))?;
+    s.set_reuse_address(true)
+        .map_err(|e| err("set SO_REUSEADDR on", e))?;
+    s.bind(&addr.into()).map_err(|e| err("bind", e))?;
+    s.listen(1024).map_err(|e| err("listen on", e))?;
+    s.set_nonblocking(true)
+        .map_err(|e| err("set non-blocking on", e))?;
+    Ok(mio::net::TcpListener::from_std(s.into()))
+}
