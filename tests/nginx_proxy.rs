@@ -12,7 +12,10 @@ use std::time::{Duration, Instant};
 use support::{SinkProc, all, bin, write_config};
 
 fn nginx_path() -> Option<String> {
-    ["/usr/sbin/nginx", "/usr/bin/nginx"].iter().find(|p| std::path::Path::new(p).exists()).map(|s| s.to_string())
+    ["/usr/sbin/nginx", "/usr/bin/nginx"]
+        .iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .map(|s| s.to_string())
 }
 
 struct Nginx {
@@ -28,12 +31,19 @@ impl Drop for Nginx {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn start_nginx(dir: &std::path::Path, upstream: u16, extra: &str) -> Option<Nginx> {
     let Some(nginx) = nginx_path() else {
-        assert!(std::env::var_os("CI").is_none(), "nginx is missing in CI: scripts/install-test-deps.sh installs it");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "nginx is missing in CI: scripts/install-test-deps.sh installs it"
+        );
         eprintln!("skipping: nginx is not installed (scripts/install-test-deps.sh installs it)");
         return None;
     };
@@ -53,7 +63,11 @@ fn start_nginx(dir: &std::path::Path, upstream: u16, extra: &str) -> Option<Ngin
     let ng = Nginx { child, port };
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nginx did not start: {}", std::fs::read_to_string(dir.join("error.log")).unwrap_or_default());
+        assert!(
+            Instant::now() < deadline,
+            "nginx did not start: {}",
+            std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     Some(ng)
@@ -63,7 +77,13 @@ fn start_nginx(dir: &std::path::Path, upstream: u16, extra: &str) -> Option<Ngin
 fn connections_closed_by_keepalive_requests_are_reopened_without_loss() {
     let sink = SinkProc::start(&["--http", "127.0.0.1:0"]);
     let tmp = tempfile::tempdir().unwrap();
-    let Some(ng) = start_nginx(tmp.path(), sink.port, "keepalive_requests 3; client_max_body_size 16m;") else { return };
+    let Some(ng) = start_nginx(
+        tmp.path(),
+        sink.port,
+        "keepalive_requests 3; client_max_body_size 16m;",
+    ) else {
+        return;
+    };
     let cfg = write_config(
         tmp.path(),
         "c.yaml",
@@ -72,12 +92,28 @@ fn connections_closed_by_keepalive_requests_are_reopened_without_loss() {
             ng.port
         ),
     );
-    let o = bin().args(["run", "--config", &cfg, "--output", "json", "--threads", "1", "--workers", "2"]).output().unwrap();
+    let o = bin()
+        .args([
+            "run",
+            "--config",
+            &cfg,
+            "--output",
+            "json",
+            "--threads",
+            "1",
+            "--workers",
+            "2",
+        ])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let s = &v["summary"];
     assert_eq!(s["events_accepted"], 6000, "{s}");
-    assert!(s["reconnects"].as_u64().unwrap() >= 10, "nginx closed every 3rd request: {s}");
+    assert!(
+        s["reconnects"].as_u64().unwrap() >= 10,
+        "nginx closed every 3rd request: {s}"
+    );
     let st = sink.stats();
     let run = &st["runs"][v["run_id"].as_str().unwrap()];
     assert_eq!(run["distinct"], 6000, "{st}");
@@ -88,7 +124,9 @@ fn connections_closed_by_keepalive_requests_are_reopened_without_loss() {
 fn body_too_large_is_reported_as_413() {
     let sink = SinkProc::start(&["--http", "127.0.0.1:0"]);
     let tmp = tempfile::tempdir().unwrap();
-    let Some(ng) = start_nginx(tmp.path(), sink.port, "client_max_body_size 32k;") else { return };
+    let Some(ng) = start_nginx(tmp.path(), sink.port, "client_max_body_size 32k;") else {
+        return;
+    };
     let cfg = write_config(
         tmp.path(),
         "c.yaml",
@@ -97,9 +135,36 @@ fn body_too_large_is_reported_as_413() {
             ng.port
         ),
     );
-    let o = bin().args(["run", "--config", &cfg, "--output", "json", "--threads", "1", "--workers", "1"]).output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", all(&o)));
-    assert!(v["status"]["413"].as_u64().unwrap_or(0) > 0, "{}", v["status"]);
-    assert!(v["summary"]["events_failed"].as_u64().unwrap() > 0, "{}", v["summary"]);
-    assert_eq!(o.status.code(), Some(0), "failed batches alone are not an SLO breach: {}", all(&o));
+    let o = bin()
+        .args([
+            "run",
+            "--config",
+            &cfg,
+            "--output",
+            "json",
+            "--threads",
+            "1",
+            "--workers",
+            "1",
+        ])
+        .output()
+        .unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", all(&o)));
+    assert!(
+        v["status"]["413"].as_u64().unwrap_or(0) > 0,
+        "{}",
+        v["status"]
+    );
+    assert!(
+        v["summary"]["events_failed"].as_u64().unwrap() > 0,
+        "{}",
+        v["summary"]
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "failed batches alone are not an SLO breach: {}",
+        all(&o)
+    );
 }

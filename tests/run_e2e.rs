@@ -17,7 +17,17 @@ fn config(url: &str, extra_target: &str, workload: &str, slo: &str) -> String {
 
 fn run_json(cfg: &str, extra: &[&str]) -> (Output, serde_json::Value) {
     let o = bin()
-        .args(["run", "--config", cfg, "--output", "json", "--threads", "2", "--workers", "4"])
+        .args([
+            "run",
+            "--config",
+            cfg,
+            "--output",
+            "json",
+            "--threads",
+            "2",
+            "--workers",
+            "4",
+        ])
         .args(extra)
         .output()
         .unwrap();
@@ -27,17 +37,32 @@ fn run_json(cfg: &str, extra: &[&str]) -> (Output, serde_json::Value) {
 
 #[test]
 fn steady_smoke_example_against_the_builtin_sink() {
-    let o = bin().args(["run", "--config", "examples/steady-smoke.yaml"]).output().unwrap();
+    let o = bin()
+        .args(["run", "--config", "examples/steady-smoke.yaml"])
+        .output()
+        .unwrap();
     let t = all(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(t.contains("accepted 200"), "{t}");
-    assert!(t.contains("stored   built-in sink: received 200, distinct 200, duplicates 0, lost 0"), "{t}");
+    assert!(
+        t.contains("stored   built-in sink: received 200, distinct 200, duplicates 0, lost 0"),
+        "{t}"
+    );
 }
 
 #[test]
 fn builtin_run_stores_exactly_what_it_accepted() {
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = write_config(tmp.path(), "c.yaml", &config("builtin", "", "{ eps: 4000, stop: { total_events: 8000 } }", ""));
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        &config(
+            "builtin",
+            "",
+            "{ eps: 4000, stop: { total_events: 8000 } }",
+            "",
+        ),
+    );
     let (o, v) = run_json(&cfg, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     assert_eq!(v["schema"], "ingestbench.report/1");
@@ -56,16 +81,36 @@ fn builtin_run_stores_exactly_what_it_accepted() {
 
 #[test]
 fn storm_of_429_and_503_is_retried_without_loss_or_duplicates() {
-    let sink = SinkProc::start(&["--http", "127.0.0.1:0", "--fault-429", "0.25", "--fault-503", "0.1", "--retry-after", "0"]);
+    let sink = SinkProc::start(&[
+        "--http",
+        "127.0.0.1:0",
+        "--fault-429",
+        "0.25",
+        "--fault-503",
+        "0.1",
+        "--retry-after",
+        "0",
+    ]);
     let tmp = tempfile::tempdir().unwrap();
     let url = format!("http://127.0.0.1:{}/ingest", sink.port);
-    let cfg = write_config(tmp.path(), "c.yaml", &config(&url, "", "{ eps: 2000, stop: { total_events: 4000 } }", ""));
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        &config(&url, "", "{ eps: 2000, stop: { total_events: 4000 } }", ""),
+    );
     let (o, v) = run_json(&cfg, &[]);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     let s = &v["summary"];
     assert_eq!(s["events_accepted"], 4000, "{s}");
-    assert!(s["batches_retried"].as_u64().unwrap() > 0, "no retries: {s}");
-    assert!(v["status"]["429"].as_u64().unwrap_or(0) > 0, "{}", v["status"]);
+    assert!(
+        s["batches_retried"].as_u64().unwrap() > 0,
+        "no retries: {s}"
+    );
+    assert!(
+        v["status"]["429"].as_u64().unwrap_or(0) > 0,
+        "{}",
+        v["status"]
+    );
     let st = sink.stats();
     let run = &st["runs"][v["run_id"].as_str().unwrap()];
     assert_eq!(run["distinct"], 4000, "{st}");
@@ -83,7 +128,12 @@ fn wrong_token_exits_4() {
     let cfg = write_config(
         tmp.path(),
         "c.yaml",
-        &config(&url, "  auth: { scheme: x-api-key, token_env: IB_TEST_TOKEN }\n", "{ eps: 500, stop: { after: 5s } }", ""),
+        &config(
+            &url,
+            "  auth: { scheme: x-api-key, token_env: IB_TEST_TOKEN }\n",
+            "{ eps: 500, stop: { after: 5s } }",
+            "",
+        ),
     );
     let o = bin()
         .args(["run", "--config", &cfg, "--threads", "1"])
@@ -92,9 +142,20 @@ fn wrong_token_exits_4() {
         .unwrap();
     assert_eq!(o.status.code(), Some(4), "{}", all(&o));
     assert!(all(&o).contains("authentication failed"), "{}", all(&o));
-    assert!(!all(&o).contains("wrong-token") && !all(&o).contains("right-token"), "a token was printed");
+    assert!(
+        !all(&o).contains("wrong-token") && !all(&o).contains("right-token"),
+        "a token was printed"
+    );
     let o = bin()
-        .args(["run", "--config", &cfg, "--threads", "1", "--duration", "1s"])
+        .args([
+            "run",
+            "--config",
+            &cfg,
+            "--threads",
+            "1",
+            "--duration",
+            "1s",
+        ])
         .env("IB_TEST_TOKEN", "right-token")
         .output()
         .unwrap();
@@ -107,25 +168,56 @@ fn slo_breach_exits_3_and_names_it() {
     let cfg = write_config(
         tmp.path(),
         "c.yaml",
-        &config("builtin", "", "{ eps: 500, stop: { total_events: 500 } }", "slo: { max_p99_ms: 0.001, min_success_rate: 0.5 }\n"),
+        &config(
+            "builtin",
+            "",
+            "{ eps: 500, stop: { total_events: 500 } }",
+            "slo: { max_p99_ms: 0.001, min_success_rate: 0.5 }\n",
+        ),
     );
-    let o = bin().args(["run", "--config", &cfg, "--threads", "1"]).output().unwrap();
+    let o = bin()
+        .args(["run", "--config", &cfg, "--threads", "1"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", all(&o));
     let t = all(&o);
     assert!(t.contains("SLO breached: max_p99_ms"), "{t}");
-    assert!(!t.contains("min_success_rate (limit"), "only the breached SLO is named: {t}");
+    assert!(
+        !t.contains("min_success_rate (limit"),
+        "only the breached SLO is named: {t}"
+    );
 }
 
 #[test]
 fn unreachable_target_exits_6_with_a_clear_message() {
     // Bind then drop a listener: its port is (almost surely) closed now.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = write_config(tmp.path(), "c.yaml", &config(&format!("http://127.0.0.1:{port}/x"), "", "{ eps: 100, stop: { after: 20s } }", ""));
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        &config(
+            &format!("http://127.0.0.1:{port}/x"),
+            "",
+            "{ eps: 100, stop: { after: 20s } }",
+            "",
+        ),
+    );
     let t0 = Instant::now();
-    let o = bin().args(["run", "--config", &cfg, "--threads", "1"]).output().unwrap();
+    let o = bin()
+        .args(["run", "--config", &cfg, "--threads", "1"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(6), "{}", all(&o));
-    assert!(all(&o).contains("target unreachable") && all(&o).contains("Connection refused"), "{}", all(&o));
+    assert!(
+        all(&o).contains("target unreachable") && all(&o).contains("Connection refused"),
+        "{}",
+        all(&o)
+    );
     assert!(t0.elapsed() < Duration::from_secs(15), "gave up too slowly");
 }
 
@@ -134,9 +226,28 @@ fn sink_killed_and_restarted_is_reconnected_to() {
     let first = SinkProc::start(&["--http", "127.0.0.1:0"]);
     let port = first.port;
     let tmp = tempfile::tempdir().unwrap();
-    let cfg = write_config(tmp.path(), "c.yaml", &config(&format!("http://127.0.0.1:{port}/ingest"), "", "{ eps: 1000, stop: { after: 6s } }", ""));
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        &config(
+            &format!("http://127.0.0.1:{port}/ingest"),
+            "",
+            "{ eps: 1000, stop: { after: 6s } }",
+            "",
+        ),
+    );
     let runner = bin()
-        .args(["run", "--config", &cfg, "--output", "json", "--threads", "1", "--workers", "2"])
+        .args([
+            "run",
+            "--config",
+            &cfg,
+            "--output",
+            "json",
+            "--threads",
+            "1",
+            "--workers",
+            "2",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -146,12 +257,19 @@ fn sink_killed_and_restarted_is_reconnected_to() {
     std::thread::sleep(Duration::from_millis(1000));
     let second = SinkProc::start(&["--http", &format!("127.0.0.1:{port}")]);
     let o = runner.wait_with_output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", all(&o)));
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", all(&o)));
     let s = &v["summary"];
     assert!(s["reconnects"].as_u64().unwrap() >= 1, "{s}");
-    assert!(s["connection_resets"].as_u64().unwrap() + s["connect_errors"].as_u64().unwrap() >= 1, "{s}");
+    assert!(
+        s["connection_resets"].as_u64().unwrap() + s["connect_errors"].as_u64().unwrap() >= 1,
+        "{s}"
+    );
     let after = second.stats();
-    assert!(after["events_received"].as_u64().unwrap() > 0, "nothing reached the restarted sink: {after}");
+    assert!(
+        after["events_received"].as_u64().unwrap() > 0,
+        "nothing reached the restarted sink: {after}"
+    );
     assert!(s["events_accepted"].as_u64().unwrap() > 3000, "{s}");
 }
 
@@ -168,14 +286,50 @@ fn hec_with_gzip_against_the_sink() {
         ),
     );
     let o = bin()
-        .args(["run", "--config", &cfg, "--output", "json", "--threads", "1"])
+        .args([
+            "run",
+            "--config",
+            &cfg,
+            "--output",
+            "json",
+            "--threads",
+            "1",
+        ])
         .env("IB_HEC", "hec-tok")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["summary"]["events_accepted"], 3000);
-    assert_eq!(v["hec_codes"]["0"].as_u64().unwrap(), v["summary"]["batches_accepted"].as_u64().unwrap());
+    assert_eq!(
+        v["hec_codes"]["0"].as_u64().unwrap(),
+        v["summary"]["batches_accepted"].as_u64().unwrap()
+    );
     let st = sink.stats();
-    assert_eq!(st["runs"][v["run_id"].as_str().unwrap()]["distinct"], 3000, "{st}");
+    assert_eq!(
+        st["runs"][v["run_id"].as_str().unwrap()]["distinct"],
+        3000,
+        "{st}"
+    );
+}
+
+#[test]
+fn hec_indexer_acknowledgement_is_polled_and_counted() {
+    let sink = SinkProc::start(&["--http", "127.0.0.1:0", "--hec-ack"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        &format!(
+            "schema_version: \"1.0\"\ntarget:\n  adapter: generic-hec\n  url: \"http://127.0.0.1:{}\"\n  batch: {{ max_events: 100 }}\n  hec: {{ ack: true }}\nsource: {{ id: identity.okta }}\nworkload: {{ eps: 1000, stop: {{ total_events: 2000 }} }}\n",
+            sink.port
+        ),
+    );
+    let (o, v) = run_json(&cfg, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let s = &v["summary"];
+    assert_eq!(s["events_accepted"], 2000, "{s}");
+    assert!(s["batches_accepted"].as_u64().unwrap() >= 20, "{s}");
+    assert_eq!(s["batches_acked"], s["batches_accepted"], "{s}");
+    assert_eq!(s["acks_pending"], 0, "{s}");
 }

@@ -59,7 +59,11 @@ mod tests {
     fn round_trips_through_a_standard_decoder() {
         let mut g = Gzip::new();
         let mut out = Vec::new();
-        for input in [b"".to_vec(), b"hello".to_vec(), (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect()] {
+        for input in [
+            b"".to_vec(),
+            b"hello".to_vec(),
+            (0..200_000u32).flat_map(|i| i.to_le_bytes()).collect(),
+        ] {
             g.compress(&input, &mut out);
             let mut d = flate2::read::GzDecoder::new(&out[..]);
             let mut back = Vec::new();

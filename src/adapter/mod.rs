@@ -43,9 +43,13 @@ pub struct Framer {
 /// What a response means for its batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    Accepted { ack_id: Option<u64> },
+    Accepted {
+        ack_id: Option<u64>,
+    },
     /// Send the same bytes again, after `after_s` seconds if the server said.
-    Retry { after_s: Option<u32> },
+    Retry {
+        after_s: Option<u32>,
+    },
     AuthFailed,
     Failed,
 }
@@ -85,7 +89,9 @@ fn json_str(s: &str) -> Vec<u8> {
 
 /// `Authorization`/key header line for the configured scheme, or nothing.
 fn auth_header(t: &Target, token: Option<&Token>) -> Vec<u8> {
-    let (Some(auth), Some(token)) = (&t.auth, token) else { return Vec::new() };
+    let (Some(auth), Some(token)) = (&t.auth, token) else {
+        return Vec::new();
+    };
     let tok = token.expose();
     let line = match auth.scheme {
         Some(AuthScheme::XApiKey) => format!("X-API-Key: {tok}"),
@@ -97,7 +103,10 @@ fn auth_header(t: &Target, token: Option<&Token>) -> Vec<u8> {
             let creds = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{tok}"));
             format!("Authorization: Basic {creds}")
         }
-        Some(AuthScheme::Header) => format!("{}: {tok}", auth.header.as_deref().unwrap_or("X-Auth-Token")),
+        Some(AuthScheme::Header) => format!(
+            "{}: {tok}",
+            auth.header.as_deref().unwrap_or("X-Auth-Token")
+        ),
         None => return Vec::new(),
     };
     format!("{line}\r\n").into_bytes()
@@ -106,7 +115,15 @@ fn auth_header(t: &Target, token: Option<&Token>) -> Vec<u8> {
 impl Framer {
     /// `base_path` is the URL path (for lphc, the collector's endpoint; for HEC, ignored in
     /// favour of the standard paths). `carrier` is the pack's; `sourcetype` its default.
-    pub fn new(t: &Target, token: Option<&Token>, host: &str, base_path: &str, carrier: Carrier, sourcetype: &str, run_id: &str) -> Framer {
+    pub fn new(
+        t: &Target,
+        token: Option<&Token>,
+        host: &str,
+        base_path: &str,
+        carrier: Carrier,
+        sourcetype: &str,
+        run_id: &str,
+    ) -> Framer {
         let mut headers = auth_header(t, token);
         let gzip = t.compression == Compression::Gzip;
         if gzip {
@@ -125,14 +142,27 @@ impl Framer {
                     framing: None,
                 });
                 let raw = hec.endpoint == HecEndpoint::Raw;
-                let channel = hec.channel.clone().or_else(|| hec.ack.then(|| channel_for(run_id)));
+                let channel = hec
+                    .channel
+                    .clone()
+                    .or_else(|| hec.ack.then(|| channel_for(run_id)));
                 if let Some(ch) = &channel {
-                    headers.extend_from_slice(format!("X-Splunk-Request-Channel: {ch}\r\n").as_bytes());
+                    headers.extend_from_slice(
+                        format!("X-Splunk-Request-Channel: {ch}\r\n").as_bytes(),
+                    );
                 }
-                let st = hec.sourcetype.clone().unwrap_or_else(|| sourcetype.to_string());
+                let st = hec
+                    .sourcetype
+                    .clone()
+                    .unwrap_or_else(|| sourcetype.to_string());
                 let path = if raw {
                     let mut q = format!("/services/collector/raw?sourcetype={}", query_escape(&st));
-                    for (k, v) in [("index", &hec.index), ("host", &hec.host), ("source", &hec.source), ("channel", &channel)] {
+                    for (k, v) in [
+                        ("index", &hec.index),
+                        ("host", &hec.host),
+                        ("source", &hec.source),
+                        ("channel", &channel),
+                    ] {
                         if let Some(v) = v {
                             q.push_str(&format!("&{k}={}", query_escape(v)));
                         }
@@ -141,14 +171,22 @@ impl Framer {
                 } else {
                     "/services/collector/event".to_string()
                 };
-                headers.extend_from_slice(if raw { b"Content-Type: text/plain\r\n" as &[u8] } else { b"Content-Type: application/json\r\n" });
+                headers.extend_from_slice(if raw {
+                    b"Content-Type: text/plain\r\n" as &[u8]
+                } else {
+                    b"Content-Type: application/json\r\n"
+                });
                 let framing = hec.framing.unwrap_or(match (raw, carrier) {
                     (true, _) => HecFraming::Raw,
                     (false, Carrier::Json) => HecFraming::Object,
                     (false, _) => HecFraming::String,
                 });
                 let mut mid = Vec::new();
-                for (k, v) in [("host", &hec.host), ("source", &hec.source), ("index", &hec.index)] {
+                for (k, v) in [
+                    ("host", &hec.host),
+                    ("source", &hec.source),
+                    ("index", &hec.index),
+                ] {
                     if let Some(v) = v {
                         mid.extend_from_slice(format!(",\"{k}\":").as_bytes());
                         mid.extend_from_slice(&json_str(v));
@@ -157,7 +195,9 @@ impl Framer {
                 mid.extend_from_slice(b",\"sourcetype\":");
                 mid.extend_from_slice(&json_str(&st));
                 mid.extend_from_slice(b",\"event\":");
-                let embed = if framing == HecFraming::String || (framing == HecFraming::Object && carrier != Carrier::Json) {
+                let embed = if framing == HecFraming::String
+                    || (framing == HecFraming::Object && carrier != Carrier::Json)
+                {
                     Embed::JsonString
                 } else {
                     Embed::Direct
@@ -175,17 +215,31 @@ impl Framer {
                     envelope_mid: mid,
                     envelope_end: end,
                     hec_raw: raw,
-                    ack_path: if hec.ack { channel.as_ref().map(|c| format!("/services/collector/ack?channel={c}")) } else { None },
+                    ack_path: if hec.ack {
+                        channel
+                            .as_ref()
+                            .map(|c| format!("/services/collector/ack?channel={c}"))
+                    } else {
+                        None
+                    },
                 }
             }
             _ => {
                 headers.extend_from_slice(b"Content-Type: application/json\r\n");
                 Framer {
                     adapter: t.adapter,
-                    path: if base_path.is_empty() { "/".into() } else { base_path.to_string() },
+                    path: if base_path.is_empty() {
+                        "/".into()
+                    } else {
+                        base_path.to_string()
+                    },
                     host: host.to_string(),
                     headers,
-                    embed: if carrier == Carrier::Json { Embed::Direct } else { Embed::JsonString },
+                    embed: if carrier == Carrier::Json {
+                        Embed::Direct
+                    } else {
+                        Embed::JsonString
+                    },
                     gzip,
                     envelope_mid: Vec::new(),
                     envelope_end: Vec::new(),
@@ -219,7 +273,11 @@ impl Framer {
                 body.put_slice(b"{\"time\":");
                 write_i64(time_ns.div_euclid(1_000_000_000), body);
                 body.push(b'.');
-                write_u64_padded((time_ns.rem_euclid(1_000_000_000) / 1_000_000) as u64, 3, body);
+                write_u64_padded(
+                    (time_ns.rem_euclid(1_000_000_000) / 1_000_000) as u64,
+                    3,
+                    body,
+                );
                 body.put_slice(&self.envelope_mid);
             }
             _ => {
@@ -256,22 +314,34 @@ impl Framer {
 
     /// Reads a response: what happens to the batch.
     pub fn outcome(&self, r: &Response, body: &[u8]) -> Outcome {
-        let hec_code = if self.adapter == Adapter::GenericHec { json_int(body, b"\"code\"") } else { None };
+        let hec_code = if self.adapter == Adapter::GenericHec {
+            json_int(body, b"\"code\"")
+        } else {
+            None
+        };
         match r.status {
             200..=299 => Outcome::Accepted {
                 ack_id: json_int(body, b"\"ackId\"").map(|v| v as u64),
             },
             401 | 403 => Outcome::AuthFailed,
-            429 | 503 => Outcome::Retry { after_s: r.retry_after_s },
+            429 | 503 => Outcome::Retry {
+                after_s: r.retry_after_s,
+            },
             // HEC: 8 internal error and 9 busy are worth retrying whatever the status.
-            _ if matches!(hec_code, Some(8 | 9)) => Outcome::Retry { after_s: r.retry_after_s },
+            _ if matches!(hec_code, Some(8 | 9)) => Outcome::Retry {
+                after_s: r.retry_after_s,
+            },
             _ => Outcome::Failed,
         }
     }
 
     /// The HEC response code in a body, when there is one.
     pub fn hec_code(&self, body: &[u8]) -> Option<i64> {
-        if self.adapter == Adapter::GenericHec { json_int(body, b"\"code\"") } else { None }
+        if self.adapter == Adapter::GenericHec {
+            json_int(body, b"\"code\"")
+        } else {
+            None
+        }
     }
 }
 
@@ -295,8 +365,12 @@ pub fn is_acked(body: &[u8], id: u64) -> bool {
     crate::generate::num::write_u64(id, &mut k);
     k.put(b'"');
     let key = k.as_slice();
-    let Some(at) = body.windows(key.len()).position(|w| w == key) else { return false };
-    let rest = body[at + key.len()..].iter().skip_while(|b| b.is_ascii_whitespace() || **b == b':');
+    let Some(at) = body.windows(key.len()).position(|w| w == key) else {
+        return false;
+    };
+    let rest = body[at + key.len()..]
+        .iter()
+        .skip_while(|b| b.is_ascii_whitespace() || **b == b':');
     rest.take(4).eq(b"true".iter())
 }
 
@@ -334,7 +408,10 @@ pub fn json_int(body: &[u8], key: &[u8]) -> Option<i64> {
     let at = body.windows(key.len()).position(|w| w == key)? + key.len();
     let rest = &body[at..];
     let colon = rest.iter().position(|b| *b == b':')?;
-    let mut it = rest[colon + 1..].iter().skip_while(|b| b.is_ascii_whitespace()).peekable();
+    let mut it = rest[colon + 1..]
+        .iter()
+        .skip_while(|b| b.is_ascii_whitespace())
+        .peekable();
     let neg = it.next_if(|b| **b == b'-').is_some();
     let mut v: i64 = 0;
     let mut any = false;
@@ -355,7 +432,9 @@ mod tests {
             "schema_version: \"1.0\"\ntarget: {yaml_target}\nsource: {{ id: aws.cloudtrail }}\nworkload: {{ eps: 10, stop: {{ after: 5s }} }}\n"
         );
         let l = crate::config::load_str(&text, &Store::new("/nonexistent".into()), None);
-        l.config.unwrap_or_else(|| panic!("{:?}", l.diags.items)).target
+        l.config
+            .unwrap_or_else(|| panic!("{:?}", l.diags.items))
+            .target
     }
 
     fn batch(f: &Framer, events: &[&[u8]]) -> Vec<u8> {
@@ -375,14 +454,27 @@ mod tests {
 
     #[test]
     fn lphc_json_array() {
-        let t = target("{ url: \"http://127.0.0.1:1/ingest\", auth: { scheme: x-api-key, token_env: X } }");
+        let t = target(
+            "{ url: \"http://127.0.0.1:1/ingest\", auth: { scheme: x-api-key, token_env: X } }",
+        );
         let tok = Token::new("k3y".into());
-        let f = Framer::new(&t, Some(&tok), "127.0.0.1:1", "/ingest", Carrier::Json, "st", "r-1");
+        let f = Framer::new(
+            &t,
+            Some(&tok),
+            "127.0.0.1:1",
+            "/ingest",
+            Carrier::Json,
+            "st",
+            "r-1",
+        );
         let body = batch(&f, &[b"{\"a\":1}", b"{\"b\":2}"]);
         assert_eq!(body, b"[{\"a\":1},{\"b\":2}]");
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(v.as_array().unwrap().len(), 2);
-        assert_eq!(f.headers, b"X-API-Key: k3y\r\nContent-Type: application/json\r\n");
+        assert_eq!(
+            f.headers,
+            b"X-API-Key: k3y\r\nContent-Type: application/json\r\n"
+        );
         let lines = Framer::new(&t, None, "h", "/ingest", Carrier::Syslog, "st", "r-1");
         let body = batch(&lines, &[b"<14>1 a \"q\"", b"x\\y"]);
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
@@ -392,9 +484,19 @@ mod tests {
 
     #[test]
     fn hec_event_envelopes() {
-        let t = target("{ adapter: generic-hec, url: \"http://127.0.0.1:1\", hec: { index: main, host: lg1 }, auth: { scheme: splunk, token_env: X } }");
+        let t = target(
+            "{ adapter: generic-hec, url: \"http://127.0.0.1:1\", hec: { index: main, host: lg1 }, auth: { scheme: splunk, token_env: X } }",
+        );
         let tok = Token::new("t0k".into());
-        let f = Framer::new(&t, Some(&tok), "h", "", Carrier::Json, "aws:cloudtrail", "r-9");
+        let f = Framer::new(
+            &t,
+            Some(&tok),
+            "h",
+            "",
+            Carrier::Json,
+            "aws:cloudtrail",
+            "r-9",
+        );
         assert_eq!(f.path, "/services/collector/event");
         assert!(f.headers.starts_with(b"Authorization: Splunk t0k\r\n"));
         let body = batch(&f, &[b"{\"a\":1}", b"{\"b\":\"x\"}"]);
@@ -405,15 +507,22 @@ mod tests {
 {\"time\":1767600000.123,\"host\":\"lg1\",\"index\":\"main\",\"sourcetype\":\"aws:cloudtrail\",\"event\":{\"b\":\"x\"},\"fields\":{\"ingestbench_run\":\"r-9\"}}"
         );
         // Concatenated objects: each one parses.
-        let n = serde_json::Deserializer::from_slice(&body).into_iter::<serde_json::Value>().count();
+        let n = serde_json::Deserializer::from_slice(&body)
+            .into_iter::<serde_json::Value>()
+            .count();
         assert_eq!(n, 2);
     }
 
     #[test]
     fn hec_raw_and_strings() {
-        let t = target("{ adapter: generic-hec, url: \"http://127.0.0.1:1\", hec: { endpoint: raw, index: \"my idx\" } }");
+        let t = target(
+            "{ adapter: generic-hec, url: \"http://127.0.0.1:1\", hec: { endpoint: raw, index: \"my idx\" } }",
+        );
         let f = Framer::new(&t, None, "h", "", Carrier::Syslog, "syslog", "r-9");
-        assert_eq!(f.path, "/services/collector/raw?sourcetype=syslog&index=my%20idx");
+        assert_eq!(
+            f.path,
+            "/services/collector/raw?sourcetype=syslog&index=my%20idx"
+        );
         assert_eq!(batch(&f, &[b"<14>1 a", b"<14>1 b"]), b"<14>1 a\n<14>1 b\n");
         let t = target("{ adapter: generic-hec, url: \"http://127.0.0.1:1\" }");
         let f = Framer::new(&t, None, "h", "", Carrier::Line, "cef", "r-9");
@@ -433,12 +542,36 @@ mod tests {
             close: false,
             body: (0, 0),
         };
-        assert_eq!(f.outcome(&r(200, None), b"{\"text\":\"Success\",\"code\":0,\"ackId\":7}"), Outcome::Accepted { ack_id: Some(7) });
-        assert_eq!(f.outcome(&r(429, Some(2)), b""), Outcome::Retry { after_s: Some(2) });
-        assert_eq!(f.outcome(&r(503, None), b"{\"text\":\"Server is busy\",\"code\":9}"), Outcome::Retry { after_s: None });
-        assert_eq!(f.outcome(&r(500, None), b"{\"text\":\"Internal server error\",\"code\":8}"), Outcome::Retry { after_s: None });
-        assert_eq!(f.outcome(&r(403, None), b"{\"text\":\"Invalid token\",\"code\":4}"), Outcome::AuthFailed);
-        assert_eq!(f.outcome(&r(400, None), b"{\"text\":\"No data\",\"code\":5}"), Outcome::Failed);
+        assert_eq!(
+            f.outcome(
+                &r(200, None),
+                b"{\"text\":\"Success\",\"code\":0,\"ackId\":7}"
+            ),
+            Outcome::Accepted { ack_id: Some(7) }
+        );
+        assert_eq!(
+            f.outcome(&r(429, Some(2)), b""),
+            Outcome::Retry { after_s: Some(2) }
+        );
+        assert_eq!(
+            f.outcome(&r(503, None), b"{\"text\":\"Server is busy\",\"code\":9}"),
+            Outcome::Retry { after_s: None }
+        );
+        assert_eq!(
+            f.outcome(
+                &r(500, None),
+                b"{\"text\":\"Internal server error\",\"code\":8}"
+            ),
+            Outcome::Retry { after_s: None }
+        );
+        assert_eq!(
+            f.outcome(&r(403, None), b"{\"text\":\"Invalid token\",\"code\":4}"),
+            Outcome::AuthFailed
+        );
+        assert_eq!(
+            f.outcome(&r(400, None), b"{\"text\":\"No data\",\"code\":5}"),
+            Outcome::Failed
+        );
         assert_eq!(f.hec_code(b"{\"text\":\"No data\",\"code\":5}"), Some(5));
     }
 
@@ -459,8 +592,18 @@ mod tests {
         let mut o = Vec::new();
         json_escape_into(b"a\"b\\c\nd\x01", &mut o);
         assert_eq!(o, b"a\\\"b\\\\c\\nd\\u0001");
-        let t = target("{ url: \"http://127.0.0.1:1/x\", auth: { scheme: basic, username: svc, token_env: X } }");
-        let f = Framer::new(&t, Some(&Token::new("pw".into())), "h", "/x", Carrier::Json, "st", "r");
+        let t = target(
+            "{ url: \"http://127.0.0.1:1/x\", auth: { scheme: basic, username: svc, token_env: X } }",
+        );
+        let f = Framer::new(
+            &t,
+            Some(&Token::new("pw".into())),
+            "h",
+            "/x",
+            Carrier::Json,
+            "st",
+            "r",
+        );
         assert!(f.headers.starts_with(b"Authorization: Basic c3ZjOnB3\r\n"));
         let ch = channel_for("r-1");
         assert_eq!(ch.len(), 36);

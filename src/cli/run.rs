@@ -69,7 +69,10 @@ pub struct Args {
 }
 
 crate::yaml_enum!(
-    pub enum Output { Text = "text", Json = "json" }
+    pub enum Output {
+        Text = "text",
+        Json = "json",
+    }
 );
 
 impl argh::FromArgValue for Output {
@@ -151,10 +154,17 @@ pub fn run(a: Args) -> Exit {
         Ok(c) => c,
         Err(e) => return fail(&e),
     };
-    let store = Store::new(match a.secrets_dir.clone().map(Ok).unwrap_or_else(secrets::default_dir) {
-        Ok(d) => d,
-        Err(e) => return fail(&e),
-    });
+    let store = Store::new(
+        match a
+            .secrets_dir
+            .clone()
+            .map(Ok)
+            .unwrap_or_else(secrets::default_dir)
+        {
+            Ok(d) => d,
+            Err(e) => return fail(&e),
+        },
+    );
     let loaded = crate::config::load(&a.config, &store, Some(&catalog));
     let Some(mut cfg) = loaded.config else {
         for d in loaded.diags.errors() {
@@ -172,9 +182,16 @@ pub fn run(a: Args) -> Exit {
         return fail(&e);
     }
     if cfg.target.adapter == Adapter::Syslog {
-        return fail("the syslog adapter is not available in this build yet; use lphc or generic-hec");
+        return fail(
+            "the syslog adapter is not available in this build yet; use lphc or generic-hec",
+        );
     }
-    let token = match cfg.target.auth.as_ref().map(|au| secrets::resolve(au, &store)) {
+    let token = match cfg
+        .target
+        .auth
+        .as_ref()
+        .map(|au| secrets::resolve(au, &store))
+    {
         Some(Ok(t)) => t,
         Some(Err(e)) => return fail(&e),
         None => None,
@@ -219,7 +236,11 @@ pub fn run(a: Args) -> Exit {
 
     let run_id = run_id();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let workers = a.workers.or(cfg.workload.workers.map(|w| w as usize)).unwrap_or(4).max(1);
+    let workers = a
+        .workers
+        .or(cfg.workload.workers.map(|w| w as usize))
+        .unwrap_or(4)
+        .max(1);
     let threads = a.threads.unwrap_or(cores).clamp(1, 256).min(workers);
     let profile = engine::pacer::Profile::from_workload(&cfg.workload, 1.0);
     let mut batch_events = cfg.target.batch.max_events as usize;
@@ -229,9 +250,18 @@ pub fn run(a: Args) -> Exit {
     }
     let total = cfg.workload.stop.total_events;
     let stop_after = cfg.workload.stop.after.map(|d| d.0);
-    let expected_events = total.unwrap_or_else(|| profile.cumulative(stop_after.map_or(60.0, |d| d.as_secs_f64())) as u64);
+    let expected_events = total
+        .unwrap_or_else(|| profile.cumulative(stop_after.map_or(60.0, |d| d.as_secs_f64())) as u64);
     let started_wall = time::now();
-    let framer = Framer::new(&cfg.target, token.as_ref(), &host, &path, pack.def.carrier, &pack.def.sourcetype, &run_id);
+    let framer = Framer::new(
+        &cfg.target,
+        token.as_ref(),
+        &host,
+        &path,
+        pack.def.carrier,
+        &pack.def.sourcetype,
+        &run_id,
+    );
     let plan = RunPlan {
         addr,
         threads,
@@ -242,7 +272,9 @@ pub fn run(a: Args) -> Exit {
         pack: pack.clone(),
         seed,
         run_id: run_id.clone(),
-        timeline: sp.times.timeline(started_wall, expected_events, profile.peak()),
+        timeline: sp
+            .times
+            .timeline(started_wall, expected_events, profile.peak()),
         jitter_ns: sp.jitter_ns,
         framer: Arc::new(framer),
         stop_after,
@@ -293,10 +325,10 @@ pub fn run(a: Args) -> Exit {
         Output::Text => super::out(&report::text::render(&rep)),
         Output::Json => super::out(&json),
     }
-    if let Some(path) = &cfg.observability.report {
-        if let Err(e) = write_report(Path::new(path), &json) {
-            super::err(&format!("error: cannot write the report to {path}: {e}"));
-        }
+    if let Some(path) = &cfg.observability.report
+        && let Err(e) = write_report(Path::new(path), &json)
+    {
+        super::err(&format!("error: cannot write the report to {path}: {e}"));
     }
     exit_code(&rep, &result.abort)
 }
@@ -321,18 +353,28 @@ fn exit_code(rep: &report::Report, abort: &Option<AbortReason>) -> Exit {
         }
         None => {}
     }
-    if let Some(v) = &rep.verification {
-        if v.lost_events > 0 || v.duplicates > 0 {
-            super::err(&format!(
-                "error: verification: {} accepted events not stored, {} stored twice",
-                v.lost_events, v.duplicates
-            ));
-            return Exit::VerifyFailed;
-        }
+    if let Some(v) = &rep.verification
+        && (v.lost_events > 0 || v.duplicates > 0)
+    {
+        super::err(&format!(
+            "error: verification: {} accepted events not stored, {} stored twice",
+            v.lost_events, v.duplicates
+        ));
+        return Exit::VerifyFailed;
     }
     let b = slo::breaches(&rep.slo);
     if !b.is_empty() {
-        let names: Vec<String> = b.iter().map(|x| format!("{} (limit {}, actual {:.4})", x.name, x.limit, x.actual.unwrap_or(0.0))).collect();
+        let names: Vec<String> = b
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} (limit {}, actual {:.4})",
+                    x.name,
+                    x.limit,
+                    x.actual.unwrap_or(0.0)
+                )
+            })
+            .collect();
         super::err(&format!("error: SLO breached: {}", names.join("; ")));
         return Exit::SloBreach;
     }

@@ -565,10 +565,13 @@ fn source(s: &Source, r: &mut Reader, packs: Option<&dyn PackIndex>) {
 }
 
 fn workload(w: &Workload, r: &mut Reader) {
-    if let Some(n) = w.workers {
-        if n == 0 || n > 4096 {
-            r.error("workload.workers", format!("must be between 1 and 4096 connections, found {n}"));
-        }
+    if let Some(n) = w.workers
+        && (n == 0 || n > 4096)
+    {
+        r.error(
+            "workload.workers",
+            format!("must be between 1 and 4096 connections, found {n}"),
+        );
     }
     if let Some(eps) = w.eps {
         rate(r, "workload.eps", eps, MAX_EPS);

@@ -50,10 +50,10 @@ pub struct Abort {
 
 impl Abort {
     pub fn set(&self, r: AbortReason) {
-        if let Ok(mut g) = self.reason.lock() {
-            if g.is_none() {
-                *g = Some(r);
-            }
+        if let Ok(mut g) = self.reason.lock()
+            && g.is_none()
+        {
+            *g = Some(r);
         }
         self.flag.store(true, Ordering::Relaxed);
     }
@@ -128,7 +128,11 @@ pub fn run(plan: RunPlan) -> RunResult {
     let threads = plan.threads.max(1);
     let connections = plan.connections.max(threads);
     let share = 1.0 / threads as f64;
-    let cores = if plan.pin { core_affinity::get_core_ids().unwrap_or_default() } else { Vec::new() };
+    let cores = if plan.pin {
+        core_affinity::get_core_ids().unwrap_or_default()
+    } else {
+        Vec::new()
+    };
     let (tx, rx) = crossbeam_channel::bounded::<Interval>(threads * 8);
     let abort = Arc::new(Abort::default());
     let stopping = Arc::new(AtomicBool::new(false));
@@ -142,7 +146,9 @@ pub fn run(plan: RunPlan) -> RunResult {
         }
         backs.push(btx);
         let conns = connections / threads + usize::from(id < connections % threads);
-        let total = plan.total.map(|t| t / threads as u64 + u64::from((id as u64) < t % threads as u64));
+        let total = plan
+            .total
+            .map(|t| t / threads as u64 + u64::from((id as u64) < t % threads as u64));
         let wp = worker::WorkerPlan {
             id,
             threads,
@@ -154,7 +160,8 @@ pub fn run(plan: RunPlan) -> RunResult {
             total,
             batch_events: plan.batch_events,
             batch_bytes: plan.batch_bytes,
-            generator: Generator::new(plan.pack.clone(), plan.seed, &plan.run_id).with_jitter(plan.jitter_ns),
+            generator: Generator::new(plan.pack.clone(), plan.seed, &plan.run_id)
+                .with_jitter(plan.jitter_ns),
             timeline: plan.timeline.clone(),
             framer: plan.framer.clone(),
             start,
@@ -263,8 +270,16 @@ fn finish_second(t: u32, p: &mut Pending, profile: &Profile) -> Second {
         t,
         counters: std::mem::take(&mut p.counters),
         target_eps: profile.cumulative(f64::from(t) + 1.0) - profile.cumulative(f64::from(t)),
-        p50_us: if p.hist.is_empty() { 0 } else { p.hist.value_at_quantile(0.5) },
-        p99_us: if p.hist.is_empty() { 0 } else { p.hist.value_at_quantile(0.99) },
+        p50_us: if p.hist.is_empty() {
+            0
+        } else {
+            p.hist.value_at_quantile(0.5)
+        },
+        p99_us: if p.hist.is_empty() {
+            0
+        } else {
+            p.hist.value_at_quantile(0.99)
+        },
     };
     p.hist.reset();
     s

@@ -7,11 +7,22 @@ use crate::config::schema::{Profile as ProfileKind, Workload};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Profile {
-    Steady { eps: f64 },
+    Steady {
+        eps: f64,
+    },
     /// `high` for `duty × period` seconds, then `low` for the rest of each period.
-    Burst { high: f64, low: f64, period: f64, duty: f64 },
+    Burst {
+        high: f64,
+        low: f64,
+        period: f64,
+        duty: f64,
+    },
     /// Linear from `from` to `to` over `over` seconds, then `to`.
-    Ramp { from: f64, to: f64, over: f64 },
+    Ramp {
+        from: f64,
+        to: f64,
+        over: f64,
+    },
     /// Each (eps, hold seconds) in turn; the last rate holds after the last step.
     Steps(Vec<(f64, f64)>),
 }
@@ -21,7 +32,9 @@ impl Profile {
     pub fn from_workload(w: &Workload, share: f64) -> Profile {
         let s = share;
         match w.profile {
-            ProfileKind::Steady => Profile::Steady { eps: w.eps.unwrap_or(1000.0) * s },
+            ProfileKind::Steady => Profile::Steady {
+                eps: w.eps.unwrap_or(1000.0) * s,
+            },
             ProfileKind::Burst => {
                 let b = w.burst.as_ref();
                 Profile::Burst {
@@ -53,7 +66,12 @@ impl Profile {
     pub fn rate_at(&self, t: f64) -> f64 {
         match self {
             Profile::Steady { eps } => *eps,
-            Profile::Burst { high, low, period, duty } => {
+            Profile::Burst {
+                high,
+                low,
+                period,
+                duty,
+            } => {
                 if t.rem_euclid(*period) < duty * period {
                     *high
                 } else {
@@ -95,12 +113,21 @@ impl Profile {
         let t = t.max(0.0);
         match self {
             Profile::Steady { eps } => eps * t,
-            Profile::Burst { high, low, period, duty } => {
+            Profile::Burst {
+                high,
+                low,
+                period,
+                duty,
+            } => {
                 let per_period = high * duty * period + low * (1.0 - duty) * period;
                 let whole = (t / period).floor();
                 let r = t - whole * period;
                 let hi_time = duty * period;
-                let part = if r < hi_time { high * r } else { high * hi_time + low * (r - hi_time) };
+                let part = if r < hi_time {
+                    high * r
+                } else {
+                    high * hi_time + low * (r - hi_time)
+                };
                 whole * per_period + part
             }
             Profile::Ramp { from, to, over } => {
@@ -175,10 +202,26 @@ mod tests {
 
     #[test]
     fn burst_table() {
-        let p = Profile::Burst { high: 100.0, low: 10.0, period: 10.0, duty: 0.2 };
+        let p = Profile::Burst {
+            high: 100.0,
+            low: 10.0,
+            period: 10.0,
+            duty: 0.2,
+        };
         // Per period: 100*2 + 10*8 = 280 events.
-        for (t, n) in [(1.0, 100.0), (2.0, 200.0), (5.0, 230.0), (10.0, 280.0), (11.0, 380.0), (25.0, 280.0 * 2.0 + 200.0 + 30.0)] {
-            assert!(close(p.cumulative(t), n), "t={t}: {} != {n}", p.cumulative(t));
+        for (t, n) in [
+            (1.0, 100.0),
+            (2.0, 200.0),
+            (5.0, 230.0),
+            (10.0, 280.0),
+            (11.0, 380.0),
+            (25.0, 280.0 * 2.0 + 200.0 + 30.0),
+        ] {
+            assert!(
+                close(p.cumulative(t), n),
+                "t={t}: {} != {n}",
+                p.cumulative(t)
+            );
             assert!(close(p.time_for(n).unwrap(), t), "n={n}");
         }
         assert_eq!(p.rate_at(1.9), 100.0);
@@ -190,7 +233,11 @@ mod tests {
     #[test]
     fn ramp_table() {
         // 500 -> 10,000 over 300 s: area = (500 + 10000) / 2 * 300 = 1,575,000.
-        let p = Profile::Ramp { from: 500.0, to: 10_000.0, over: 300.0 };
+        let p = Profile::Ramp {
+            from: 500.0,
+            to: 10_000.0,
+            over: 300.0,
+        };
         assert!(close(p.cumulative(300.0), 1_575_000.0));
         assert!(close(p.cumulative(360.0), 1_575_000.0 + 600_000.0));
         assert!(close(p.rate_at(150.0), 5250.0));
@@ -203,7 +250,12 @@ mod tests {
     #[test]
     fn steps_table() {
         let p = Profile::Steps(vec![(1000.0, 30.0), (5000.0, 30.0), (20000.0, 60.0)]);
-        for (t, n) in [(30.0, 30_000.0), (60.0, 180_000.0), (120.0, 1_380_000.0), (130.0, 1_580_000.0)] {
+        for (t, n) in [
+            (30.0, 30_000.0),
+            (60.0, 180_000.0),
+            (120.0, 1_380_000.0),
+            (130.0, 1_580_000.0),
+        ] {
             assert!(close(p.cumulative(t), n), "t={t}");
             assert!(close(p.time_for(n).unwrap(), t), "n={n}");
         }
@@ -212,7 +264,12 @@ mod tests {
 
     #[test]
     fn zero_low_burst_still_progresses() {
-        let p = Profile::Burst { high: 10.0, low: 0.0, period: 1.0, duty: 0.5 };
+        let p = Profile::Burst {
+            high: 10.0,
+            low: 0.0,
+            period: 1.0,
+            duty: 0.5,
+        };
         // 5 events in the first half of each period: the 10th is due at 1.5 s.
         assert!(close(p.time_for(10.0).unwrap(), 1.5));
     }

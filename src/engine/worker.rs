@@ -101,7 +101,10 @@ pub fn run(mut p: WorkerPlan) {
     let mut w = match Worker::new(&mut p) {
         Ok(w) => w,
         Err(e) => {
-            p.abort.set(AbortReason::Io(format!("worker {}: cannot create a poller: {e}", p.id)));
+            p.abort.set(AbortReason::Io(format!(
+                "worker {}: cannot create a poller: {e}",
+                p.id
+            )));
             let _ = p.tx.send(Interval {
                 worker: p.id,
                 counters: Counters::default(),
@@ -178,7 +181,9 @@ impl Worker {
             service: new_histogram(),
             scheduled: 0,
             limit: {
-                let by_time = p.stop_after.map_or(u64::MAX, |d| p.profile.cumulative(d.as_secs_f64()).floor() as u64);
+                let by_time = p.stop_after.map_or(u64::MAX, |d| {
+                    p.profile.cumulative(d.as_secs_f64()).floor() as u64
+                });
                 p.total.unwrap_or(u64::MAX).min(by_time)
             },
             ever_connected: false,
@@ -214,7 +219,10 @@ impl Worker {
     /// How many events the batch sent at `now` carries: those due by now, at least one, at
     /// most a full batch.
     fn batch_size(&self, p: &WorkerPlan, now: Instant) -> u64 {
-        let owed = p.profile.cumulative(now.duration_since(p.start).as_secs_f64()).floor() as u64;
+        let owed = p
+            .profile
+            .cumulative(now.duration_since(p.start).as_secs_f64())
+            .floor() as u64;
         owed.saturating_sub(self.scheduled)
             .max(1)
             .min(p.batch_events as u64)
@@ -234,9 +242,18 @@ impl Worker {
             self.reconnect(p, now);
             self.check_timeouts(p, now);
             self.dispatch(p, now, gen_done);
-            if !self.ever_connected && now.duration_since(p.start) > UNREACHABLE_AFTER && self.counters.connect_errors > 0 {
-                let why = self.last_connect_error.clone().unwrap_or_else(|| "no connection".into());
-                p.abort.set(AbortReason::Unreachable(format!("cannot connect to {}: {why}", p.addr)));
+            if !self.ever_connected
+                && now.duration_since(p.start) > UNREACHABLE_AFTER
+                && self.counters.connect_errors > 0
+            {
+                let why = self
+                    .last_connect_error
+                    .clone()
+                    .unwrap_or_else(|| "no connection".into());
+                p.abort.set(AbortReason::Unreachable(format!(
+                    "cannot connect to {}: {why}",
+                    p.addr
+                )));
             }
             if now >= next_interval {
                 self.send_interval(p, now, false);
@@ -245,7 +262,8 @@ impl Worker {
                     next_interval = now + INTERVAL;
                 }
             }
-            let busy = self.batches.iter().any(|b| b.state != SlotState::Free) || !self.ack_pending.is_empty();
+            let busy = self.batches.iter().any(|b| b.state != SlotState::Free)
+                || !self.ack_pending.is_empty();
             if gen_done && (!busy || p.abort.is_set() || drain_deadline.is_some_and(|d| now >= d)) {
                 self.give_up_unfinished();
                 break;
@@ -284,9 +302,19 @@ impl Worker {
         }
     }
 
-    fn next_wakeup(&self, p: &WorkerPlan, now: Instant, gen_done: bool, next_interval: Instant, drain: Option<Instant>) -> Duration {
+    fn next_wakeup(
+        &self,
+        p: &WorkerPlan,
+        now: Instant,
+        gen_done: bool,
+        next_interval: Instant,
+        drain: Option<Instant>,
+    ) -> Duration {
         let mut at = next_interval;
-        let idle_open = self.links.iter().any(|l| l.conn.is_open() && l.batch.is_none());
+        let idle_open = self
+            .links
+            .iter()
+            .any(|l| l.conn.is_open() && l.batch.is_none());
         if idle_open {
             for b in &self.batches {
                 if let SlotState::Waiting(t) = b.state {
@@ -313,7 +341,8 @@ impl Worker {
         if let Some(d) = drain {
             at = at.min(d);
         }
-        at.saturating_duration_since(now).min(Duration::from_millis(250))
+        at.saturating_duration_since(now)
+            .min(Duration::from_millis(250))
     }
 
     fn reconnect(&mut self, p: &WorkerPlan, now: Instant) {
@@ -388,12 +417,21 @@ impl Worker {
                     if gen_done {
                         continue;
                     }
-                    let Some(due) = self.next_due(p) else { continue };
+                    let Some(due) = self.next_due(p) else {
+                        continue;
+                    };
                     if due > now {
                         break;
                     }
                     let ack_slot = self.ack_slot;
-                    let Some(k) = self.batches.iter().enumerate().position(|(k, b)| b.state == SlotState::Free && Some(k) != ack_slot) else { break };
+                    let Some(k) = self
+                        .batches
+                        .iter()
+                        .enumerate()
+                        .position(|(k, b)| b.state == SlotState::Free && Some(k) != ack_slot)
+                    else {
+                        break;
+                    };
                     self.render(p, k, due, now);
                     if self.batches[k].events == 0 {
                         continue;
@@ -410,7 +448,8 @@ impl Worker {
             b.attempt_write = now;
             b.state = SlotState::InFlight(i);
             self.counters.batches_sent += 1;
-            self.counters.bytes_sent += (b.wire(p.framer.gzip)[0].len() + b.wire(p.framer.gzip)[1].len()) as u64;
+            self.counters.bytes_sent +=
+                (b.wire(p.framer.gzip)[0].len() + b.wire(p.framer.gzip)[1].len()) as u64;
             self.links[i].batch = Some(slot);
             self.links[i].offset = 0;
             self.write(p, i, now);
@@ -419,8 +458,13 @@ impl Worker {
 
     /// Sends an ack poll on link `i` when one is due; true if it did.
     fn start_ack_poll(&mut self, p: &WorkerPlan, i: usize, now: Instant) -> bool {
-        let (Some(a), Some(path)) = (self.ack_slot, p.framer.ack_path.as_deref()) else { return false };
-        if self.batches[a].state != SlotState::Free || self.ack_pending.is_empty() || now < self.next_ack_poll {
+        let (Some(a), Some(path)) = (self.ack_slot, p.framer.ack_path.as_deref()) else {
+            return false;
+        };
+        if self.batches[a].state != SlotState::Free
+            || self.ack_pending.is_empty()
+            || now < self.next_ack_poll
+        {
             return false;
         }
         let n = self.ack_pending.len().min(1000);
@@ -431,7 +475,11 @@ impl Worker {
         if p.framer.gzip {
             self.gzip.compress(&b.body, &mut b.gz);
         }
-        let len = if p.framer.gzip { b.gz.len() } else { b.body.len() };
+        let len = if p.framer.gzip {
+            b.gz.len()
+        } else {
+            b.body.len()
+        };
         write_request_head(&mut b.head, path, &p.framer.host, &p.framer.headers, len);
         b.events = 0;
         b.intended = now;
@@ -495,7 +543,9 @@ impl Worker {
     }
 
     fn write(&mut self, p: &WorkerPlan, i: usize, now: Instant) {
-        let Some(slot) = self.links[i].batch else { return };
+        let Some(slot) = self.links[i].batch else {
+            return;
+        };
         let wire = self.batches[slot].wire(p.framer.gzip);
         let total = wire[0].len() + wire[1].len();
         let off = self.links[i].offset;
@@ -544,10 +594,10 @@ impl Worker {
                         }
                         continue;
                     }
-                    if let Some(code) = p.framer.hec_code(body) {
-                        if (0..32).contains(&code) {
-                            self.counters.hec_codes[code as usize] += 1;
-                        }
+                    if let Some(code) = p.framer.hec_code(body)
+                        && (0..32).contains(&code)
+                    {
+                        self.counters.hec_codes[code as usize] += 1;
                     }
                     if (resp.status as usize) < self.counters.status.len() {
                         self.counters.status[resp.status as usize] += 1;
@@ -616,7 +666,9 @@ impl Worker {
                 self.counters.events_failed += b.events;
                 self.counters.batches_failed += 1;
                 b.state = SlotState::Free;
-                p.abort.set(AbortReason::Auth("the target refused the credentials (HTTP 401/403)".into()));
+                p.abort.set(AbortReason::Auth(
+                    "the target refused the credentials (HTTP 401/403)".into(),
+                ));
             }
             Outcome::Failed => {
                 self.counters.events_failed += b.events;
@@ -650,11 +702,11 @@ impl Worker {
 
     fn check_timeouts(&mut self, p: &WorkerPlan, now: Instant) {
         for i in 0..self.links.len() {
-            if let Some(b) = self.links[i].batch {
-                if now.duration_since(self.batches[b].attempt_write) > p.request_timeout {
-                    self.counters.timeouts += 1;
-                    self.close_link(i, now, Duration::ZERO);
-                }
+            if let Some(b) = self.links[i].batch
+                && now.duration_since(self.batches[b].attempt_write) > p.request_timeout
+            {
+                self.counters.timeouts += 1;
+                self.close_link(i, now, Duration::ZERO);
             }
         }
     }
@@ -682,7 +734,11 @@ impl Worker {
         let elapsed = now.duration_since(p.start).as_secs_f64();
         let owed = p.profile.cumulative(elapsed) as u64;
         let owed = p.total.map_or(owed, |t| owed.min(t));
-        self.counters.backlog_events = if last { 0 } else { owed.saturating_sub(self.scheduled) };
+        self.counters.backlog_events = if last {
+            0
+        } else {
+            owed.saturating_sub(self.scheduled)
+        };
         let (lat, svc) = match p.back.try_recv() {
             Ok(pair) => pair,
             Err(_) => (new_histogram(), new_histogram()),

@@ -59,7 +59,9 @@ impl Conn {
     /// On a writable event while connecting: `Ok(true)` once connected, `Ok(false)` while still
     /// in progress, `Err` when the connect failed (refused, unreachable…).
     pub fn finish_connect(&mut self) -> io::Result<bool> {
-        let Some(s) = &self.stream else { return Err(io::ErrorKind::NotConnected.into()) };
+        let Some(s) = &self.stream else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
         if let Some(e) = s.take_error()? {
             return Err(e);
         }
@@ -76,13 +78,18 @@ impl Conn {
     /// Writes from `bufs` starting `offset` bytes in, until done or `WouldBlock`. Returns the
     /// new offset.
     pub fn write_from(&mut self, bufs: [&[u8]; 2], mut offset: usize) -> io::Result<usize> {
-        let Some(s) = &mut self.stream else { return Err(io::ErrorKind::NotConnected.into()) };
+        let Some(s) = &mut self.stream else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
         let total = bufs[0].len() + bufs[1].len();
         while offset < total {
             let slices = if offset < bufs[0].len() {
                 [IoSlice::new(&bufs[0][offset..]), IoSlice::new(bufs[1])]
             } else {
-                [IoSlice::new(&bufs[1][offset - bufs[0].len()..]), IoSlice::new(&[])]
+                [
+                    IoSlice::new(&bufs[1][offset - bufs[0].len()..]),
+                    IoSlice::new(&[]),
+                ]
             };
             match s.write_vectored(&slices) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
@@ -97,7 +104,9 @@ impl Conn {
 
     /// Reads everything available into the response reader.
     pub fn read_available(&mut self) -> io::Result<ReadStatus> {
-        let Some(s) = &mut self.stream else { return Err(io::ErrorKind::NotConnected.into()) };
+        let Some(s) = &mut self.stream else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
         loop {
             match s.read(self.reader.spare()) {
                 Ok(0) => return Ok(ReadStatus::Eof),

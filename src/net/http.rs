@@ -95,7 +95,11 @@ impl ResponseReader {
         let head_len = match resp.parse(data) {
             Ok(httparse::Status::Complete(n)) => n,
             Ok(httparse::Status::Partial) => {
-                return if data.len() > MAX_HEAD { Err(ReadError::TooLarge) } else { Ok(None) };
+                return if data.len() > MAX_HEAD {
+                    Err(ReadError::TooLarge)
+                } else {
+                    Ok(None)
+                };
             }
             Err(e) => return Err(ReadError::Malformed(e.to_string())),
         };
@@ -106,24 +110,35 @@ impl ResponseReader {
         for h in resp.headers.iter() {
             let name = h.name;
             if name.eq_ignore_ascii_case("content-length") {
-                let v = std::str::from_utf8(h.value).ok().and_then(|s| s.trim().parse::<usize>().ok());
+                let v = std::str::from_utf8(h.value)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<usize>().ok());
                 match v {
                     Some(n) if n <= MAX_BODY => kind = BodyKind::Length(n),
                     Some(_) => return Err(ReadError::TooLarge),
                     None => return Err(ReadError::Malformed("bad Content-Length".into())),
                 }
             } else if name.eq_ignore_ascii_case("transfer-encoding") {
-                if h.value.windows(7).any(|w| w.eq_ignore_ascii_case(b"chunked")) {
+                if h.value
+                    .windows(7)
+                    .any(|w| w.eq_ignore_ascii_case(b"chunked"))
+                {
                     kind = BodyKind::Chunked;
                 }
             } else if name.eq_ignore_ascii_case("connection") {
                 if h.value.windows(5).any(|w| w.eq_ignore_ascii_case(b"close")) {
                     close = true;
-                } else if h.value.windows(10).any(|w| w.eq_ignore_ascii_case(b"keep-alive")) {
+                } else if h
+                    .value
+                    .windows(10)
+                    .any(|w| w.eq_ignore_ascii_case(b"keep-alive"))
+                {
                     close = false;
                 }
             } else if name.eq_ignore_ascii_case("retry-after") {
-                retry_after_s = std::str::from_utf8(h.value).ok().and_then(|s| s.trim().parse::<u32>().ok());
+                retry_after_s = std::str::from_utf8(h.value)
+                    .ok()
+                    .and_then(|s| s.trim().parse::<u32>().ok());
             }
         }
         // 1xx, 204 and 304 have no body.
@@ -163,9 +178,11 @@ impl ResponseReader {
                     let Some(line_end) = rest.windows(2).position(|w| w == b"\r\n") else {
                         return Ok(None);
                     };
-                    let size_text = std::str::from_utf8(&rest[..line_end]).map_err(|_| ReadError::Malformed("bad chunk size".into()))?;
+                    let size_text = std::str::from_utf8(&rest[..line_end])
+                        .map_err(|_| ReadError::Malformed("bad chunk size".into()))?;
                     let size_text = size_text.split(';').next().unwrap_or("").trim();
-                    let size = usize::from_str_radix(size_text, 16).map_err(|_| ReadError::Malformed("bad chunk size".into()))?;
+                    let size = usize::from_str_radix(size_text, 16)
+                        .map_err(|_| ReadError::Malformed("bad chunk size".into()))?;
                     if self.dechunked.len() + size > MAX_BODY {
                         return Err(ReadError::TooLarge);
                     }
@@ -173,7 +190,9 @@ impl ResponseReader {
                     if size == 0 {
                         // Trailers end with an empty line.
                         let tail = &data[start..];
-                        let Some(end) = find_trailer_end(tail) else { return Ok(None) };
+                        let Some(end) = find_trailer_end(tail) else {
+                            return Ok(None);
+                        };
                         let r = Response {
                             status,
                             retry_after_s,
@@ -204,12 +223,20 @@ fn find_trailer_end(tail: &[u8]) -> Option<usize> {
     if tail.starts_with(b"\r\n") {
         return Some(2);
     }
-    tail.windows(4).position(|w| w == b"\r\n\r\n").map(|p| p + 4)
+    tail.windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|p| p + 4)
 }
 
 /// Writes `POST {path} HTTP/1.1` and the headers a batch needs into `out` (cleared first).
 /// `extra` are pre-rendered header lines, each ending in `\r\n` (auth, channel, content type).
-pub fn write_request_head(out: &mut Vec<u8>, path: &str, host: &str, extra: &[u8], content_length: usize) {
+pub fn write_request_head(
+    out: &mut Vec<u8>,
+    path: &str,
+    host: &str,
+    extra: &[u8],
+    content_length: usize,
+) {
     out.clear();
     out.extend_from_slice(b"POST ");
     out.extend_from_slice(path.as_bytes());
@@ -235,7 +262,12 @@ mod tests {
             spare[..piece.len()].copy_from_slice(piece);
             r.filled(piece.len());
             while let Some((resp, n)) = r.poll(false).unwrap() {
-                out.push((resp.status, r.body(&resp).to_vec(), resp.retry_after_s, resp.close));
+                out.push((
+                    resp.status,
+                    r.body(&resp).to_vec(),
+                    resp.retry_after_s,
+                    resp.close,
+                ));
                 r.consume(n);
             }
         }
@@ -250,7 +282,12 @@ HTTP/1.1 204 No Content\r\n\r\n";
     #[test]
     fn responses_in_every_split() {
         let want = vec![
-            (200, b"{\"text\":\"Success\",\"code\":0}".to_vec(), None, false),
+            (
+                200,
+                b"{\"text\":\"Success\",\"code\":0}".to_vec(),
+                None,
+                false,
+            ),
             (429, b"".to_vec(), Some(3), false),
             (503, b"hello world".to_vec(), None, true),
             (204, b"".to_vec(), None, false),
@@ -289,7 +326,13 @@ HTTP/1.1 204 No Content\r\n\r\n";
     #[test]
     fn request_head() {
         let mut out = Vec::new();
-        write_request_head(&mut out, "/ingest", "127.0.0.1:8088", b"X-API-Key: k\r\n", 42);
+        write_request_head(
+            &mut out,
+            "/ingest",
+            "127.0.0.1:8088",
+            b"X-API-Key: k\r\n",
+            42,
+        );
         assert_eq!(
             out,
             b"POST /ingest HTTP/1.1\r\nHost: 127.0.0.1:8088\r\nX-API-Key: k\r\nContent-Length: 42\r\n\r\n"

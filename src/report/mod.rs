@@ -229,7 +229,11 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
     let summary = Summary {
         target_eps,
         achieved_eps,
-        eps_ratio: if target_eps > 0.0 { achieved_eps / target_eps } else { 0.0 },
+        eps_ratio: if target_eps > 0.0 {
+            achieved_eps / target_eps
+        } else {
+            0.0
+        },
         events_sent: c.events_sent,
         events_accepted: c.events_accepted,
         events_failed: c.events_failed,
@@ -240,8 +244,16 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         batches_acked: c.batches_acked,
         acks_pending: c.acks_pending,
         bytes_sent: c.bytes_sent,
-        success_rate: if judged > 0 { c.events_accepted as f64 / judged as f64 } else { 0.0 },
-        error_rate: if judged > 0 { c.events_failed as f64 / judged as f64 } else { 0.0 },
+        success_rate: if judged > 0 {
+            c.events_accepted as f64 / judged as f64
+        } else {
+            0.0
+        },
+        error_rate: if judged > 0 {
+            c.events_failed as f64 / judged as f64
+        } else {
+            0.0
+        },
         auth_failures: c.auth_failures,
         connect_errors: c.connect_errors,
         connection_resets: c.connection_resets,
@@ -249,14 +261,22 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         protocol_errors: c.protocol_errors,
         reconnects: c.reconnects,
         lag_ms_max: c.lag_ns_max as f64 / 1e6,
-        lag_ms_mean: if c.batches_sent > 0 { c.lag_ns_sum as f64 / c.batches_sent as f64 / 1e6 } else { 0.0 },
+        lag_ms_mean: if c.batches_sent > 0 {
+            c.lag_ns_sum as f64 / c.batches_sent as f64 / 1e6
+        } else {
+            0.0
+        },
         shortfall_events: (r.target_events as u64).saturating_sub(c.events_sent),
     };
     let latency_ms = Latencies {
         intended: percentiles(&r.latency),
         service: percentiles(&r.service),
     };
-    let status = c.statuses().into_iter().map(|(s, n)| (s.to_string(), n)).collect();
+    let status = c
+        .statuses()
+        .into_iter()
+        .map(|(s, n)| (s.to_string(), n))
+        .collect();
     let hec_codes = c
         .hec_codes
         .iter()

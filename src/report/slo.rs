@@ -29,7 +29,11 @@ pub fn judge(s: &Slo, r: &Report) -> Vec<SloResult> {
             });
         }
     };
-    at_least("min_success_rate", s.min_success_rate, Some(sum.success_rate));
+    at_least(
+        "min_success_rate",
+        s.min_success_rate,
+        Some(sum.success_rate),
+    );
     at_least("min_eps_ratio", s.min_eps_ratio, Some(sum.eps_ratio));
     let mut at_most = |name: &'static str, limit: Option<f64>, actual: Option<f64>| {
         if let Some(limit) = limit {
@@ -56,5 +60,8 @@ pub fn judge(s: &Slo, r: &Report) -> Vec<SloResult> {
 
 /// The objectives that failed (judged and over their limit).
 pub fn breaches(results: &[SloResult]) -> Vec<&SloResult> {
-    results.iter().filter(|r| !r.pass && r.actual.is_some()).collect()
+    results
+        .iter()
+        .filter(|r| !r.pass && r.actual.is_some())
+        .collect()
 }

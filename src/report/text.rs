@@ -10,7 +10,7 @@ fn count(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -29,7 +29,16 @@ fn pct_row(out: &mut String, label: &str, p: &Percentiles) {
 pub fn render(r: &Report) -> String {
     let s = &r.summary;
     let mut o = String::new();
-    let _ = writeln!(o, "ingestbench {} — run {}{}", r.tool.version, r.run_id, r.name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default());
+    let _ = writeln!(
+        o,
+        "ingestbench {} — run {}{}",
+        r.tool.version,
+        r.run_id,
+        r.name
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default()
+    );
     let _ = writeln!(
         o,
         "target   {} {} ({}), source {} {}",
@@ -38,13 +47,25 @@ pub fn render(r: &Report) -> String {
     let _ = writeln!(
         o,
         "ran      {:.2} s from {} on {}, {} threads, {} connections, batches of up to {} events / {} bytes",
-        r.duration_s, r.started_at, r.host, r.threads, r.connections, r.batch_max_events, r.batch_max_bytes
+        r.duration_s,
+        r.started_at,
+        r.host,
+        r.threads,
+        r.connections,
+        r.batch_max_events,
+        r.batch_max_bytes
     );
     if let Some(a) = &r.aborted {
         let _ = writeln!(o, "ABORTED  {a}");
     }
     let _ = writeln!(o);
-    let _ = writeln!(o, "rate     target {:.0} eps, achieved {:.0} eps ({:.1}% of target)", s.target_eps, s.achieved_eps, s.eps_ratio * 100.0);
+    let _ = writeln!(
+        o,
+        "rate     target {:.0} eps, achieved {:.0} eps ({:.1}% of target)",
+        s.target_eps,
+        s.achieved_eps,
+        s.eps_ratio * 100.0
+    );
     let _ = writeln!(
         o,
         "events   sent {}, accepted {}, failed {} (success {:.3}%)",
@@ -63,12 +84,22 @@ pub fn render(r: &Report) -> String {
         count(s.bytes_sent)
     );
     if s.batches_acked + s.acks_pending > 0 {
-        let _ = writeln!(o, "acks     indexed {}, unconfirmed at the end {}", count(s.batches_acked), count(s.acks_pending));
+        let _ = writeln!(
+            o,
+            "acks     indexed {}, unconfirmed at the end {}",
+            count(s.batches_acked),
+            count(s.acks_pending)
+        );
     }
     let _ = writeln!(
         o,
         "errors   auth {}, connect {}, resets {}, timeouts {}, protocol {}; reconnects {}",
-        s.auth_failures, s.connect_errors, s.connection_resets, s.timeouts, s.protocol_errors, s.reconnects
+        s.auth_failures,
+        s.connect_errors,
+        s.connection_resets,
+        s.timeouts,
+        s.protocol_errors,
+        s.reconnects
     );
     let _ = writeln!(
         o,
@@ -76,17 +107,33 @@ pub fn render(r: &Report) -> String {
         s.lag_ms_max,
         s.lag_ms_mean,
         count(s.shortfall_events),
-        if s.shortfall_events > 0 { " (the generator or the target could not keep up)" } else { "" }
+        if s.shortfall_events > 0 {
+            " (the generator or the target could not keep up)"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(o);
-    let _ = writeln!(o, "latency (ms)    p10       p50       p75       p90       p95       p99     p99.9    p99.99       max      mean");
+    let _ = writeln!(
+        o,
+        "latency (ms)    p10       p50       p75       p90       p95       p99     p99.9    p99.99       max      mean"
+    );
     pct_row(&mut o, "intended", &r.latency_ms.intended);
     pct_row(&mut o, "service", &r.latency_ms.service);
-    let _ = writeln!(o, "  (intended: from the scheduled send time, free of coordinated omission; service: from the actual write)");
+    let _ = writeln!(
+        o,
+        "  (intended: from the scheduled send time, free of coordinated omission; service: from the actual write)"
+    );
     if !r.latency_histogram.is_empty() {
         let _ = writeln!(o);
         let _ = writeln!(o, "latency histogram (intended)");
-        let max = r.latency_histogram.iter().map(|b| b.count).max().unwrap_or(1).max(1);
+        let max = r
+            .latency_histogram
+            .iter()
+            .map(|b| b.count)
+            .max()
+            .unwrap_or(1)
+            .max(1);
         for b in &r.latency_histogram {
             let bar = "#".repeat(((b.count as f64 / max as f64) * 50.0).ceil() as usize);
             let _ = writeln!(o, "  <= {:>10.3} ms {:>10}  {bar}", b.le_ms, count(b.count));
@@ -129,8 +176,15 @@ pub fn render(r: &Report) -> String {
                 (Some(_), true) => "pass",
                 (Some(_), false) => "BREACH",
             };
-            let actual = x.actual.map(|a| format!("{a:.4}")).unwrap_or_else(|| "-".into());
-            let _ = writeln!(o, "  {:<18} limit {:<10} actual {:<12} {verdict}", x.name, x.limit, actual);
+            let actual = x
+                .actual
+                .map(|a| format!("{a:.4}"))
+                .unwrap_or_else(|| "-".into());
+            let _ = writeln!(
+                o,
+                "  {:<18} limit {:<10} actual {:<12} {verdict}",
+                x.name, x.limit, actual
+            );
         }
         let b = slo::breaches(&r.slo);
         if !b.is_empty() {
@@ -140,12 +194,24 @@ pub fn render(r: &Report) -> String {
     }
     if !r.timeline.is_empty() {
         let _ = writeln!(o);
-        let _ = writeln!(o, "   t   target_eps       sent   accepted   failed  errors    p50 ms    p99 ms   lag ms  backlog");
+        let _ = writeln!(
+            o,
+            "   t   target_eps       sent   accepted   failed  errors    p50 ms    p99 ms   lag ms  backlog"
+        );
         for row in &r.timeline {
             let _ = writeln!(
                 o,
                 "{:>4} {:>12.0} {:>10} {:>10} {:>8} {:>7} {:>9.3} {:>9.3} {:>8.2} {:>8}",
-                row.t, row.target_eps, row.events_sent, row.events_accepted, row.events_failed, row.errors, row.p50_ms, row.p99_ms, row.lag_ms_max, row.backlog_events
+                row.t,
+                row.target_eps,
+                row.events_sent,
+                row.events_accepted,
+                row.events_failed,
+                row.errors,
+                row.p50_ms,
+                row.p99_ms,
+                row.lag_ms_max,
+                row.backlog_events
             );
         }
     }

@@ -141,9 +141,11 @@ mod tests {
     #[test]
     fn add_and_clear() {
         let mut a = Counters::default();
-        let mut b = Counters::default();
-        b.events_sent = 5;
-        b.lag_ns_max = 7;
+        let mut b = Counters {
+            events_sent: 5,
+            lag_ns_max: 7,
+            ..Default::default()
+        };
         b.status[200] = 3;
         b.hec_codes[9] = 1;
         a.add(&b);

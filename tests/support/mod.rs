@@ -11,12 +11,19 @@ use std::time::{Duration, Instant};
 
 pub fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ingestbench"));
-    c.env("INGESTBENCH_SECRETS_DIR", "/nonexistent/ingestbench-test-secrets");
+    c.env(
+        "INGESTBENCH_SECRETS_DIR",
+        "/nonexistent/ingestbench-test-secrets",
+    );
     c
 }
 
 pub fn all(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// A sink process; killed (by its PID) when dropped.
@@ -43,8 +50,16 @@ impl SinkProc {
             if err.read_line(&mut line).unwrap_or(0) == 0 {
                 break;
             }
-            if let Some(rest) = line.trim().strip_prefix("sink listening on http://127.0.0.1:") {
-                let port = rest.split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap();
+            if let Some(rest) = line
+                .trim()
+                .strip_prefix("sink listening on http://127.0.0.1:")
+            {
+                let port = rest
+                    .split(|c: char| !c.is_ascii_digit())
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
                 // Keep draining stderr so the sink never blocks on a full pipe.
                 std::thread::spawn(move || {
                     let mut sink = Vec::new();
@@ -54,13 +69,15 @@ impl SinkProc {
             }
         }
         let _ = child.kill();
+        let _ = child.wait();
         panic!("sink did not report its address: {line}");
     }
 
     pub fn stats(&self) -> serde_json::Value {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        s.write_all(b"GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        s.write_all(b"GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
         let mut resp = Vec::new();
         s.read_to_end(&mut resp).unwrap();
         let text = String::from_utf8_lossy(&resp);
