@@ -759,3 +759,47 @@ fn the_handle_can_be_shared_between_threads() {
     send_sync::<SinkHandle>();
     send_sync::<SinkStats>();
 }
+
+#[test]
+fn random_bytes_on_the_wire_do_not_hurt_the_sink() {
+    let s = start_default();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let pieces: [&[u8]; 10] = [
+        b"POST /ingest HTTP/1.1\r\n",
+        b"Content-Length: 7\r\n",
+        b"Transfer-Encoding: chunked\r\n",
+        b"\r\n",
+        b"[1,2,3]",
+        b"ffff\r\n",
+        b"0\r\n\r\n",
+        b"\x00\xff\x80",
+        b"GET /stats HTTP/1.1\r\n\r\n",
+        b"Content-Encoding: gzip\r\n",
+    ];
+    for _ in 0..40 {
+        let mut c = Client::connect(s.addr());
+        c.s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let mut bytes = Vec::new();
+        for _ in 0..(next() % 12) {
+            bytes.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+        }
+        let _ = c.send_raw(&bytes);
+        // Read whatever comes (responses, or nothing while the sink waits for more).
+        let mut sink_out = [0u8; 4096];
+        let _ = c.s.read(&mut sink_out);
+    }
+    let mut c = Client::connect(s.addr());
+    let r = c.request("POST", "/ingest", &[], &batch("r-after", 0, 0..3));
+    assert_eq!(r.json()["accepted"], 3);
+    assert_eq!(s.stats().runs["r-after"].distinct, 3);
+    let t = Instant::now();
+    s.shutdown();
+    assert!(t.elapsed() < Duration::from_secs(2));
+}
