@@ -485,7 +485,7 @@ fn latency_is_added_without_blocking_other_connections() {
     let s = start(SinkConfig {
         threads: 1,
         faults: Faults {
-            latency_ms: 300,
+            latency_ms: 1000,
             ..Faults::default()
         },
         ..SinkConfig::default()
@@ -661,4 +661,145 @@ fn the_sink_command_refuses_remote_binds() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--allow-remote"));
+}
+
+#[test]
+fn large_bodies_in_odd_sized_writes() {
+    let s = start(SinkConfig {
+        threads: 1,
+        ..SinkConfig::default()
+    });
+    let mut c = Client::connect(s.addr());
+    let body = batch("r-big", 0, 0..12_000); // about 1.3 MB: many times the first read buffer
+    assert!(body.len() > 1_000_000);
+    let req = request_bytes("POST", "/ingest", &[], &body);
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut at = 0;
+    while at < req.len() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let n = (1 + (x % 70_000) as usize).min(req.len() - at);
+        c.send_raw(&req[at..at + n]).unwrap();
+        at += n;
+    }
+    assert_eq!(c.read().unwrap().json()["accepted"], 12_000);
+    // The same body chunked in 1000-byte chunks, then a small request on the same connection.
+    let mut chunked =
+        b"POST /ingest HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for piece in body.chunks(1000) {
+        chunked.extend_from_slice(format!("{:x}\r\n", piece.len()).as_bytes());
+        chunked.extend_from_slice(piece);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    for piece in chunked.chunks(65_000) {
+        c.send_raw(piece).unwrap();
+    }
+    assert_eq!(c.read().unwrap().json()["accepted"], 12_000);
+    assert_eq!(
+        c.request("POST", "/ingest", &[], &batch("r-big", 1, [0]))
+            .json()["accepted"],
+        1
+    );
+    let ag = &s.stats().runs["r-big"].agents["0"];
+    assert_eq!((ag.distinct, ag.duplicates, ag.gaps), (12_000, 12_000, 0));
+}
+
+#[test]
+fn expect_100_continue_is_answered() {
+    let s = start_default();
+    let mut c = Client::connect(s.addr());
+    let body = batch("r-exp", 0, 0..5);
+    c.send_raw(
+        format!(
+            "POST /ingest HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let mut first = [0u8; 25];
+    c.s.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 100 Continue\r\n\r\n");
+    c.send_raw(&body).unwrap();
+    assert_eq!(c.read().unwrap().json()["accepted"], 5);
+}
+
+#[test]
+fn stalls_hold_a_share_of_responses() {
+    let s = start_default();
+    s.set_faults(Faults {
+        stall_share: 1.0,
+        stall_ms: 800,
+        ..Faults::default()
+    });
+    let mut c = Client::connect(s.addr());
+    let t = Instant::now();
+    let r = c.request("POST", "/ingest", &[], &batch("r-stall", 0, [0]));
+    assert_eq!(r.status, 200);
+    assert!(
+        t.elapsed() >= Duration::from_millis(240),
+        "{:?}",
+        t.elapsed()
+    );
+    s.set_faults(Faults::default());
+    let t = Instant::now();
+    c.request("POST", "/ingest", &[], &batch("r-stall", 0, [1]));
+    assert!(
+        t.elapsed() < Duration::from_millis(200),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+#[test]
+fn the_handle_can_be_shared_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<SinkHandle>();
+    send_sync::<SinkStats>();
+}
+
+#[test]
+fn random_bytes_on_the_wire_do_not_hurt_the_sink() {
+    let s = start_default();
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let pieces: [&[u8]; 10] = [
+        b"POST /ingest HTTP/1.1\r\n",
+        b"Content-Length: 7\r\n",
+        b"Transfer-Encoding: chunked\r\n",
+        b"\r\n",
+        b"[1,2,3]",
+        b"ffff\r\n",
+        b"0\r\n\r\n",
+        b"\x00\xff\x80",
+        b"GET /stats HTTP/1.1\r\n\r\n",
+        b"Content-Encoding: gzip\r\n",
+    ];
+    for _ in 0..40 {
+        let mut c = Client::connect(s.addr());
+        c.s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let mut bytes = Vec::new();
+        for _ in 0..(next() % 12) {
+            bytes.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+        }
+        let _ = c.send_raw(&bytes);
+        // Read whatever comes (responses, or nothing while the sink waits for more).
+        let mut sink_out = [0u8; 4096];
+        let _ = c.s.read(&mut sink_out);
+    }
+    let mut c = Client::connect(s.addr());
+    let r = c.request("POST", "/ingest", &[], &batch("r-after", 0, 0..3));
+    assert_eq!(r.json()["accepted"], 3);
+    assert_eq!(s.stats().runs["r-after"].distinct, 3);
+    let t = Instant::now();
+    s.shutdown();
+    assert!(t.elapsed() < Duration::from_secs(2));
 }

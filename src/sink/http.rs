@@ -172,16 +172,22 @@ pub enum ChunkError {
     TooLarge,
 }
 
-/// Decodes a chunked body at the start of `buf` into `out` (cleared first). Returns the bytes
-/// of `buf` it spans once complete (trailers included), `Ok(None)` while incomplete.
-pub fn decode_chunked(buf: &[u8], out: &mut Vec<u8>) -> Result<Option<usize>, ChunkError> {
-    out.clear();
-    let mut pos = 0;
+/// Decodes a chunked body at the start of `buf` into `out`, resumably: `pos` is how far into
+/// `buf` earlier calls got (0 and an empty `out` for a new body); each call appends the chunks
+/// that are complete now and moves `pos` past them, so a large body arriving in many reads is
+/// decoded once, not once per read. Returns the bytes of `buf` the body spans once complete
+/// (trailers included), `Ok(None)` while incomplete.
+pub fn decode_chunked(
+    buf: &[u8],
+    out: &mut Vec<u8>,
+    pos: &mut usize,
+) -> Result<Option<usize>, ChunkError> {
     loop {
-        let (hdr, size) = match httparse::parse_chunk_size(&buf[pos..]) {
+        let at = *pos;
+        let (hdr, size) = match httparse::parse_chunk_size(&buf[at..]) {
             Ok(httparse::Status::Complete(x)) => x,
             Ok(httparse::Status::Partial) => {
-                return if buf.len() - pos > 1024 {
+                return if buf.len() - at > 1024 {
                     Err(ChunkError::Malformed)
                 } else {
                     Ok(None)
@@ -189,15 +195,15 @@ pub fn decode_chunked(buf: &[u8], out: &mut Vec<u8>) -> Result<Option<usize>, Ch
             }
             Err(_) => return Err(ChunkError::Malformed),
         };
-        pos += hdr;
+        let data = at + hdr;
         if size == 0 {
             // Trailers (usually none), then the blank line.
-            let rest = &buf[pos..];
+            let rest = &buf[data..];
             if rest.starts_with(b"\r\n") {
-                return Ok(Some(pos + 2));
+                return Ok(Some(data + 2));
             }
             return match memchr::memmem::find(rest, b"\r\n\r\n") {
-                Some(i) => Ok(Some(pos + i + 4)),
+                Some(i) => Ok(Some(data + i + 4)),
                 None if rest.len() > MAX_HEAD => Err(ChunkError::Malformed),
                 None => Ok(None),
             };
@@ -206,15 +212,15 @@ pub fn decode_chunked(buf: &[u8], out: &mut Vec<u8>) -> Result<Option<usize>, Ch
         if size > MAX_BODY || out.len() + size > MAX_BODY {
             return Err(ChunkError::TooLarge);
         }
-        let end = pos + size;
+        let end = data + size;
         if buf.len() < end + 2 {
             return Ok(None);
         }
         if &buf[end..end + 2] != b"\r\n" {
             return Err(ChunkError::Malformed);
         }
-        out.extend_from_slice(&buf[pos..end]);
-        pos = end + 2;
+        out.extend_from_slice(&buf[data..end]);
+        *pos = end + 2;
     }
 }
 
@@ -338,29 +344,25 @@ mod tests {
     fn chunked_in_every_split() {
         let body = b"5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\nX-Trailer: 1\r\n\r\nNEXT";
         let total = body.len() - 4;
-        let mut out = Vec::new();
+        // From scratch on every prefix, and resumed as bytes arrive one at a time.
+        let (mut resumed, mut rpos) = (Vec::new(), 0);
         for cut in 0..body.len() {
-            match decode_chunked(&body[..cut], &mut out) {
-                Ok(None) => assert!(cut < total, "cut {cut}"),
-                Ok(Some(n)) => {
-                    assert_eq!(n, total);
-                    assert_eq!(out, b"hello, world");
+            let (mut out, mut pos) = (Vec::new(), 0);
+            for (o, p) in [(&mut out, &mut pos), (&mut resumed, &mut rpos)] {
+                match decode_chunked(&body[..cut], o, p) {
+                    Ok(None) => assert!(cut < total, "cut {cut}"),
+                    Ok(Some(n)) => {
+                        assert_eq!(n, total);
+                        assert_eq!(o.as_slice(), b"hello, world");
+                    }
+                    Err(e) => panic!("cut {cut}: {e:?}"),
                 }
-                Err(e) => panic!("cut {cut}: {e:?}"),
             }
         }
-        assert_eq!(
-            decode_chunked(b"3\r\nabcX\r\n0\r\n\r\n", &mut out),
-            Err(ChunkError::Malformed)
-        );
-        assert_eq!(
-            decode_chunked(b"zz\r\n", &mut out),
-            Err(ChunkError::Malformed)
-        );
-        assert_eq!(
-            decode_chunked(b"ffffffffff\r\n", &mut out),
-            Err(ChunkError::TooLarge)
-        );
+        let bad = |b: &[u8]| decode_chunked(b, &mut Vec::new(), &mut 0);
+        assert_eq!(bad(b"3\r\nabcX\r\n0\r\n\r\n"), Err(ChunkError::Malformed));
+        assert_eq!(bad(b"zz\r\n"), Err(ChunkError::Malformed));
+        assert_eq!(bad(b"ffffffffff\r\n"), Err(ChunkError::TooLarge));
     }
 
     #[test]

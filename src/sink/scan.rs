@@ -145,12 +145,27 @@ struct State {
 }
 
 impl State {
+    fn new() -> Self {
+        State {
+            prev_escaped: 0,
+            in_string: 0,
+            depth: 0,
+            counts: Counts::default(),
+            underflow: false,
+        }
+    }
+
+    /// The unescaped quotes of a block, and its escaped characters.
     #[inline(always)]
-    fn block(&mut self, block: &[u8; 64]) {
-        let m = masks(block);
+    fn quotes(&mut self, m: &Masks) -> (u64, u64) {
         let esc = escaped(m.backslash, &mut self.prev_escaped);
-        let quotes = m.quote & !esc;
-        let inside = prefix_xor(quotes) ^ self.in_string;
+        (m.quote & !esc, esc)
+    }
+
+    /// Follows the depth through a block, given the prefix XOR of its unescaped quotes.
+    #[inline(always)]
+    fn step(&mut self, m: &Masks, quotes_xor: u64, esc: u64) {
+        let inside = quotes_xor ^ self.in_string;
         self.in_string = ((inside as i64) >> 63) as u64;
         let outside = !(inside | esc);
         let open = m.open & outside;
@@ -181,35 +196,114 @@ impl State {
             self.counts.depth1_commas += u64::from((commas & bits_from(from)).count_ones());
         }
     }
+
+    fn finish(self) -> Result<Counts, ScanError> {
+        if self.in_string != 0 {
+            return Err(ScanError::UnterminatedString);
+        }
+        if self.underflow || self.depth != 0 {
+            return Err(ScanError::Unbalanced);
+        }
+        Ok(self.counts)
+    }
+}
+
+/// The block loop, written once and expanded per instruction set (a `#[target_feature]`
+/// function cannot be passed as a closure, so the loop is a macro).
+macro_rules! scan_blocks {
+    ($body:expr, $masks:expr, $prefix_xor:expr) => {{
+        let body: &[u8] = $body;
+        let mut st = State::new();
+        let mut chunks = body.chunks_exact(64);
+        for c in &mut chunks {
+            let block: &[u8; 64] = c.try_into().unwrap_or(&[b' '; 64]);
+            let m = $masks(block);
+            let (q, esc) = st.quotes(&m);
+            st.step(&m, $prefix_xor(q), esc);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [b' '; 64];
+            last[..rest.len()].copy_from_slice(rest);
+            let m = $masks(&last);
+            let (q, esc) = st.quotes(&m);
+            st.step(&m, $prefix_xor(q), esc);
+        }
+        st.finish()
+    }};
 }
 
 /// Counts the values of `body` (see `Counts`), or says why it is not balanced JSON.
 pub fn count(body: &[u8]) -> Result<Counts, ScanError> {
-    let mut st = State {
-        prev_escaped: 0,
-        in_string: 0,
-        depth: 0,
-        counts: Counts::default(),
-        underflow: false,
+    #[cfg(target_arch = "x86_64")]
+    if avx2::available() {
+        // SAFETY: the CPU has AVX2 and PCLMULQDQ (checked just above).
+        return unsafe { avx2::count(body) };
+    }
+    count_baseline(body)
+}
+
+/// `count` with the baseline instruction set (SSE2 on x86_64).
+pub fn count_baseline(body: &[u8]) -> Result<Counts, ScanError> {
+    scan_blocks!(body, masks, prefix_xor)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Counts, Masks, ScanError, State};
+    use std::arch::x86_64::{
+        __m256i, _mm_clmulepi64_si128, _mm_cvtsi128_si64, _mm_set_epi64x, _mm_set1_epi8,
+        _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
+        _mm256_set1_epi8,
     };
-    let mut chunks = body.chunks_exact(64);
-    for c in &mut chunks {
-        let block: &[u8; 64] = c.try_into().unwrap_or(&[b' '; 64]);
-        st.block(block);
+    use std::sync::OnceLock;
+
+    pub(super) fn available() -> bool {
+        static HAS: OnceLock<bool> = OnceLock::new();
+        *HAS.get_or_init(|| {
+            std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("pclmulqdq")
+        })
     }
-    let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut last = [b' '; 64];
-        last[..rest.len()].copy_from_slice(rest);
-        st.block(&last);
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn eq(x: __m256i, c: u8) -> u64 {
+        u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(x, _mm256_set1_epi8(c as i8))) as u32)
     }
-    if st.in_string != 0 {
-        return Err(ScanError::UnterminatedString);
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn masks(block: &[u8; 64]) -> Masks {
+        // SAFETY: two unaligned 32-byte loads of the two halves of a 64-byte array.
+        let (lo, hi) = unsafe {
+            (
+                _mm256_loadu_si256(block.as_ptr().cast::<__m256i>()),
+                _mm256_loadu_si256(block.as_ptr().add(32).cast::<__m256i>()),
+            )
+        };
+        let fold = _mm256_set1_epi8(0x20);
+        let (flo, fhi) = (_mm256_or_si256(lo, fold), _mm256_or_si256(hi, fold));
+        Masks {
+            quote: eq(lo, b'"') | eq(hi, b'"') << 32,
+            backslash: eq(lo, b'\\') | eq(hi, b'\\') << 32,
+            open: eq(flo, b'{') | eq(fhi, b'{') << 32,
+            close: eq(flo, b'}') | eq(fhi, b'}') << 32,
+            comma: eq(lo, b',') | eq(hi, b',') << 32,
+        }
     }
-    if st.underflow || st.depth != 0 {
-        return Err(ScanError::Unbalanced);
+
+    /// Prefix XOR as one carry-less multiplication by all ones.
+    #[target_feature(enable = "pclmulqdq")]
+    #[inline]
+    fn prefix_xor(x: u64) -> u64 {
+        let v = _mm_clmulepi64_si128(_mm_set_epi64x(0, x as i64), _mm_set1_epi8(-1), 0);
+        _mm_cvtsi128_si64(v) as u64
     }
-    Ok(st.counts)
+
+    #[target_feature(enable = "avx2,pclmulqdq")]
+    pub(super) fn count(body: &[u8]) -> Result<Counts, ScanError> {
+        scan_blocks!(body, masks, prefix_xor)
+    }
 }
 
 /// The same as `count`, one byte at a time: the reference for tests.
@@ -284,6 +378,7 @@ mod tests {
     fn both(s: &[u8]) -> Result<Counts, ScanError> {
         let a = count(s);
         let b = count_scalar(s);
+        assert_eq!(count_baseline(s), b, "baseline differs");
         assert_eq!(
             a,
             b,

@@ -21,7 +21,7 @@ use super::route::{Action, Ctx};
 use super::{Shared, WAKE};
 
 /// Read buffer of a new connection.
-const INITIAL_READ: usize = 64 * 1024;
+const INITIAL_READ: usize = 16 * 1024;
 /// A read buffer never grows past this (a chunked body's framing needs some room).
 const MAX_READ: usize = MAX_HEAD + 2 * MAX_BODY;
 /// An idle connection's read buffer is shrunk back when larger than this.
@@ -91,8 +91,10 @@ struct Conn {
     end: usize,
     /// Bytes the request at `start` needs in all, when its head said so.
     want: usize,
-    /// Chunked bodies are decoded here.
+    /// Chunked bodies are decoded here, resumably: `chunk_pos` is how far into the body's
+    /// wire bytes (after the head) decoding got.
     chunked: Vec<u8>,
+    chunk_pos: usize,
     wbuf: Vec<u8>,
     wpos: usize,
     /// Output is held until then (latency and stall faults).
@@ -204,6 +206,7 @@ impl Worker {
                 end: 0,
                 want: 0,
                 chunked: Vec::new(),
+                chunk_pos: 0,
                 wbuf: Vec::with_capacity(4096),
                 wpos: 0,
                 hold_until: None,
@@ -337,30 +340,34 @@ fn process(c: &mut Conn, ctx: &mut Ctx) -> Next {
                 }
                 (&avail[h.len..h.len + n], h.len + n)
             }
-            Framing::Chunked => match http::decode_chunked(&avail[h.len..], &mut c.chunked) {
-                Ok(Some(n)) => (&c.chunked[..], h.len + n),
-                Ok(None) => {
-                    c.want = 0;
-                    send_continue(c.continue_sent, h.expect_continue, &mut c.wbuf);
-                    c.continue_sent |= h.expect_continue;
-                    return Next::Keep;
+            Framing::Chunked => {
+                match http::decode_chunked(&avail[h.len..], &mut c.chunked, &mut c.chunk_pos) {
+                    Ok(Some(n)) => (&c.chunked[..], h.len + n),
+                    Ok(None) => {
+                        c.want = 0;
+                        send_continue(c.continue_sent, h.expect_continue, &mut c.wbuf);
+                        c.continue_sent |= h.expect_continue;
+                        return Next::Keep;
+                    }
+                    Err(e) => {
+                        let (code, msg) = match e {
+                            http::ChunkError::Malformed => (400, "malformed chunked body"),
+                            http::ChunkError::TooLarge => (413, "body too large"),
+                        };
+                        ctx.refuse(code, msg, avail.len(), &mut c.wbuf);
+                        c.closing = true;
+                        c.start = c.end;
+                        return Next::Keep;
+                    }
                 }
-                Err(e) => {
-                    let (code, msg) = match e {
-                        http::ChunkError::Malformed => (400, "malformed chunked body"),
-                        http::ChunkError::TooLarge => (413, "body too large"),
-                    };
-                    ctx.refuse(code, msg, avail.len(), &mut c.wbuf);
-                    c.closing = true;
-                    c.start = c.end;
-                    return Next::Keep;
-                }
-            },
+            }
         };
         let action = ctx.handle(&h, body, consumed, &mut c.wbuf);
         c.start += consumed;
         c.want = 0;
         c.continue_sent = false;
+        c.chunk_pos = 0;
+        c.chunked.clear();
         if c.chunked.capacity() > KEEP_READ {
             c.chunked = Vec::new();
         }
