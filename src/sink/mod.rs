@@ -16,6 +16,7 @@
 
 mod fault;
 mod http;
+mod resend;
 mod route;
 pub mod scan;
 mod seqset;
@@ -78,16 +79,21 @@ pub(crate) struct Shared {
     ledger: stats::Ledger,
     /// Per HEC channel: the next ackId.
     channels: Mutex<HashMap<Box<[u8]>, u64>>,
+    /// Requests refused with 429/503, by their first tag: the hash of their wire body, so a
+    /// resend can be checked byte for byte.
+    pub(crate) refused: resend::Refused,
 }
 
 impl Shared {
     pub(crate) fn stats(&self) -> SinkStats {
         let totals: Vec<&Mutex<stats::Totals>> = self.totals.iter().map(|p| &p.0).collect();
-        stats::merge(
+        let mut s = stats::merge(
             &totals,
             &self.ledger,
             self.connections.0.load(Ordering::Relaxed),
-        )
+        );
+        (s.resent_identical, s.resent_different) = self.refused.counts();
+        s
     }
 
     pub(crate) fn faults(&self) -> Faults {
@@ -218,6 +224,7 @@ pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
             .collect(),
         ledger: stats::Ledger::default(),
         channels: Mutex::new(HashMap::new()),
+        refused: resend::Refused::default(),
     });
     let mut handle = SinkHandle {
         addr,

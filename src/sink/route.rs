@@ -301,6 +301,7 @@ impl Ctx {
                 return Action::Reset;
             }
             Outcome::Refuse(code) => {
+                self.remember_refused(h.gzip, body);
                 let b: &[u8] = match (hec, code) {
                     (true, _) => HEC_BUSY,
                     (false, 429) => br#"{"error":"too many requests"}"#,
@@ -350,7 +351,11 @@ impl Ctx {
                 return finish(400, &b, None, d.hold);
             }
         };
-        self.account(payload);
+        let first = self.account(payload);
+        self.shared.refused.accepted(
+            first.map(|t| (&payload[t.run_at..t.run_at + t.run_len], t.agent, t.seq)),
+            body,
+        );
         if decoded.capacity() > 4 * 1024 * 1024 {
             decoded = Vec::new();
         }
@@ -471,7 +476,8 @@ impl Ctx {
 
     /// Records every tag of `payload` in the ledger: one lock per run of tags from the same
     /// (run, agent), which for a generated batch is one lock per request.
-    fn account(&mut self, payload: &[u8]) {
+    /// Returns the first tag found, if any.
+    fn account(&mut self, payload: &[u8]) -> Option<TagAt> {
         self.tags.clear();
         let base = payload.as_ptr() as usize;
         let tags = &mut self.tags;
@@ -504,9 +510,24 @@ impl Ctx {
             }
             i = j;
         }
+        let first = self.tags.first().copied();
         if self.tags.capacity() > 1 << 20 {
             self.tags = Vec::with_capacity(1024);
         }
+        first
+    }
+
+    /// Remembers a refused body so that its resend can be checked (see `resend`).
+    fn remember_refused(&mut self, gzip: bool, body: &[u8]) {
+        if !gzip {
+            self.shared.refused.refused(body, body);
+            return;
+        }
+        let mut decoded = std::mem::take(&mut self.decoded);
+        if gunzip(body, &mut decoded).is_ok() {
+            self.shared.refused.refused(&decoded, body);
+        }
+        self.decoded = decoded;
     }
 
     fn agent_ref(&mut self, run: &[u8], agent: u32) -> Option<AgentRef> {

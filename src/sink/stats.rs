@@ -36,6 +36,10 @@ pub struct SinkStats {
     pub status: BTreeMap<String, u64>,
     /// Per run id: what its tags say.
     pub runs: BTreeMap<String, RunStats>,
+    /// Accepted requests that resent a body refused earlier with 429/503 (recognised by their
+    /// first tag): byte for byte the same, or not.
+    pub resent_identical: u64,
+    pub resent_different: u64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
