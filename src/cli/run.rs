@@ -113,8 +113,11 @@ fn apply_overrides(c: &mut Config, a: &Args) -> Result<(), String> {
         c.workload.ramp = None;
         c.workload.steps = None;
     }
+    if c.workload.find_ceiling {
+        return Err("workload.find_ceiling: searching for the ceiling is not available in this version; run a ramp profile and read the timeline instead".into());
+    }
     if c.workload.profile == Profile::Steady && c.workload.eps.is_none() {
-        return Err("workload.eps is needed for a run (find_ceiling runs are not available yet); give --eps".into());
+        return Err("workload.eps is needed for a steady run; give --eps".into());
     }
     if let Some(s) = a.seed {
         c.seed = Some(s);
@@ -180,6 +183,9 @@ pub fn run(a: Args) -> Exit {
     }
     if let Err(e) = apply_overrides(&mut cfg, &a) {
         return fail(&e);
+    }
+    if cfg.observability.dashboard || cfg.observability.prometheus.is_some() {
+        super::err("warning: observability.dashboard and observability.prometheus are not served by this version; the live line and the report are");
     }
     if cfg.target.adapter == Adapter::Syslog {
         return fail(
