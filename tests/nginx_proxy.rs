@@ -9,7 +9,7 @@ mod support;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{SinkProc, all, bin, write_config};
+use support::{SinkProc, all, run_json, write_config};
 
 fn nginx_path() -> Option<String> {
     ["/usr/sbin/nginx", "/usr/bin/nginx"]
@@ -92,22 +92,8 @@ fn connections_closed_by_keepalive_requests_are_reopened_without_loss() {
             ng.port
         ),
     );
-    let o = bin()
-        .args([
-            "run",
-            "--config",
-            &cfg,
-            "--output",
-            "json",
-            "--threads",
-            "1",
-            "--workers",
-            "2",
-        ])
-        .output()
-        .unwrap();
+    let (o, v) = run_json(&cfg, 1, 2);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let s = &v["summary"];
     assert_eq!(s["events_accepted"], 6000, "{s}");
     assert!(
@@ -135,22 +121,8 @@ fn body_too_large_is_reported_as_413() {
             ng.port
         ),
     );
-    let o = bin()
-        .args([
-            "run",
-            "--config",
-            &cfg,
-            "--output",
-            "json",
-            "--threads",
-            "1",
-            "--workers",
-            "1",
-        ])
-        .output()
-        .unwrap();
-    let v: serde_json::Value =
-        serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", all(&o)));
+    let (o, v) = run_json(&cfg, 1, 1);
+    assert!(!v.is_null(), "{}", all(&o));
     assert!(
         v["status"]["413"].as_u64().unwrap_or(0) > 0,
         "{}",

@@ -4,35 +4,15 @@
 
 mod support;
 
-use std::process::{Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use support::{SinkProc, all, bin, write_config};
+use support::{SinkProc, all, bin, run_args, run_json, write_config};
 
 fn config(url: &str, extra_target: &str, workload: &str, slo: &str) -> String {
     format!(
         "schema_version: \"1.0\"\nseed: 5\ntarget:\n  url: \"{url}\"\n  batch: {{ max_events: 50 }}\n{extra_target}source: {{ id: aws.cloudtrail, entities: {{ user: 50, host: 50 }} }}\nworkload: {workload}\n{slo}"
     )
-}
-
-fn run_json(cfg: &str, extra: &[&str]) -> (Output, serde_json::Value) {
-    let o = bin()
-        .args([
-            "run",
-            "--config",
-            cfg,
-            "--output",
-            "json",
-            "--threads",
-            "2",
-            "--workers",
-            "4",
-        ])
-        .args(extra)
-        .output()
-        .unwrap();
-    let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
-    (o, v)
 }
 
 #[test]
@@ -63,7 +43,7 @@ fn builtin_run_stores_exactly_what_it_accepted() {
             "",
         ),
     );
-    let (o, v) = run_json(&cfg, &[]);
+    let (o, v) = run_json(&cfg, 2, 4);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     assert_eq!(v["schema"], "ingestbench.report/1");
     let s = &v["summary"];
@@ -98,7 +78,7 @@ fn storm_of_429_and_503_is_retried_without_loss_or_duplicates() {
         "c.yaml",
         &config(&url, "", "{ eps: 2000, stop: { total_events: 4000 } }", ""),
     );
-    let (o, v) = run_json(&cfg, &[]);
+    let (o, v) = run_json(&cfg, 2, 4);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     let s = &v["summary"];
     assert_eq!(s["events_accepted"], 4000, "{s}");
@@ -237,17 +217,7 @@ fn sink_killed_and_restarted_is_reconnected_to() {
         ),
     );
     let runner = bin()
-        .args([
-            "run",
-            "--config",
-            &cfg,
-            "--output",
-            "json",
-            "--threads",
-            "1",
-            "--workers",
-            "2",
-        ])
+        .args(run_args(&cfg, 1, 2))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -325,7 +295,7 @@ fn hec_indexer_acknowledgement_is_polled_and_counted() {
             sink.port
         ),
     );
-    let (o, v) = run_json(&cfg, &[]);
+    let (o, v) = run_json(&cfg, 2, 4);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     let s = &v["summary"];
     assert_eq!(s["events_accepted"], 2000, "{s}");

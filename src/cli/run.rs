@@ -185,7 +185,9 @@ pub fn run(a: Args) -> Exit {
         return fail(&e);
     }
     if cfg.observability.dashboard || cfg.observability.prometheus.is_some() {
-        super::err("warning: observability.dashboard and observability.prometheus are not served by this version; the live line and the report are");
+        super::err(
+            "warning: observability.dashboard and observability.prometheus are not served by this version; the live line and the report are",
+        );
     }
     if cfg.target.adapter == Adapter::Syslog {
         return fail(

@@ -98,3 +98,32 @@ pub fn write_config(dir: &Path, name: &str, body: &str) -> String {
     std::fs::write(&p, body).unwrap();
     p.display().to_string()
 }
+
+/// Arguments of `ingestbench run` with a JSON report on stdout.
+pub fn run_args(cfg: &str, threads: u32, workers: u32) -> Vec<String> {
+    [
+        "run",
+        "--config",
+        cfg,
+        "--output",
+        "json",
+        "--threads",
+        &threads.to_string(),
+        "--workers",
+        &workers.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// Runs `ingestbench run` to the end; returns the output and the parsed JSON report (null
+/// when stdout is not JSON).
+pub fn run_json(cfg: &str, threads: u32, workers: u32) -> (Output, serde_json::Value) {
+    let o = bin()
+        .args(run_args(cfg, threads, workers))
+        .output()
+        .unwrap();
+    let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+    (o, v)
+}
