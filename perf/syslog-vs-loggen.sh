@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Syslog generators side by side into the same null sink (perf/nullsink.c: reads and
+# discards), same message size (~200 bytes, RFC 5424 with octet counting on TCP), one
+# connection, unlimited rate, sink pinned to core 0 and generator to core 1:
+#   ingestbench (linux.syslog pack: ~197-byte messages, batched writes; UDP with sendmmsg)
+#   loggen from syslog-ng (apt-get install syslog-ng-core), one syscall per message
+# Prints messages/s of each and the ratio, for TCP and UDP. Bounded by SECONDS per run.
+#   perf/syslog-vs-loggen.sh [SECONDS]      (default 10)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-10}
+cargo build --release --quiet
+bin=$PWD/target/release/ingestbench
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+gcc -O2 -o "$work/nullsink" perf/nullsink.c
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+run_ib() { # transport port
+  cat > "$work/ib.yaml" <<YAML
+schema_version: "1.0"
+seed: 1
+target:
+  adapter: syslog
+  url: "$1://127.0.0.1:$2"
+  syslog: { framing: octet-counting, format: rfc5424, max_message_bytes: 8KiB }
+  batch: { max_events: 2000, max_bytes: 1MB }
+source: { id: linux.syslog }
+workload: { eps: 20000000, workers: 1, stop: { after: ${secs}s } }
+YAML
+  taskset -c 1 "$bin" run --config "$work/ib.yaml" --threads 1 --no-pin --output json > "$work/ib.json"
+  python3 -c "import json; r=json.load(open('$work/ib.json')); s=r['summary']; print(s['events_accepted']/r['duration_s'])"
+}
+
+for transport in tcp udp; do
+  p=$(port)
+  taskset -c 0 "$work/nullsink" "$transport" "$p" $((secs * 3 + 10)) > "$work/null-ib.txt" &
+  sink=$!
+  sleep 0.3
+  ib=$(run_ib "$transport" "$p")
+  kill "$sink" 2>/dev/null || true
+  wait "$sink" 2>/dev/null || true
+
+  p=$(port)
+  taskset -c 0 "$work/nullsink" "$transport" "$p" $((secs * 3 + 10)) > "$work/null-lg.txt" &
+  sink=$!
+  sleep 0.3
+  flag=-S
+  [ "$transport" = udp ] && flag=-D
+  taskset -c 1 loggen $flag -P -s 200 -r 100000000 -I "$secs" --active-connections 1 127.0.0.1 "$p" > "$work/loggen.txt" 2>&1 || true
+  kill "$sink" 2>/dev/null || true
+  wait "$sink" 2>/dev/null || true
+  lg=$(sed -n 's/.*average rate = \([0-9.]*\).*/\1/p' "$work/loggen.txt" | tail -1)
+  python3 - "$transport" "$ib" "${lg:-0}" <<'PY'
+import sys
+t, ib, lg = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+ratio = ib / lg if lg > 0 else float('nan')
+print(f"{t}: ingestbench {ib:,.0f} msg/s, loggen {lg:,.0f} msg/s, ratio {ratio:.2f}x")
+PY
+done
