@@ -236,6 +236,7 @@ pub fn run(a: Args) -> Exit {
             threads: 1,
             faults: sink::Faults::default(),
             hec_ack: cfg.target.hec.as_ref().is_some_and(|h| h.ack),
+            ..sink::SinkConfig::default()
         };
         match sink::start(sc) {
             Ok(h) => {

@@ -1,21 +1,23 @@
-//! `ingestbench sink`: the built-in collector as a standalone process. Prints the bound
-//! address on stderr first (`sink listening on http://ADDR`), serves until Ctrl-C, SIGTERM or
-//! `--duration`, then prints the final `SinkStats` as JSON on stdout. Binds to loopback only
-//! unless `--allow-remote`. The token is never printed.
+//! `ingestbench sink`: the built-in collector as a standalone process. Prints one line per
+//! listener on stderr first, the HTTP one first (`sink listening on http://ADDR` or
+//! `https://ADDR`, then `syslog+tcp://`, `syslog+udp://`, `syslog+tls://`), serves until
+//! Ctrl-C, SIGTERM or `--duration`, then prints the final `SinkStats` as JSON on stdout. Binds
+//! to loopback only unless `--allow-remote`. The token is never printed.
 
 use argh::FromArgs;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::config::units::parse_duration;
 use crate::exit::Exit;
-use crate::sink::{self, Faults, SinkConfig};
+use crate::sink::{self, Faults, SinkConfig, SinkTls};
 
 #[derive(FromArgs)]
-/// Run the built-in HTTP collector (lphc JSON batches and Splunk HEC), count what arrives per
-/// run and agent, and optionally inject faults.
+/// Run the built-in collector (lphc JSON batches and Splunk HEC over HTTP or HTTPS; syslog
+/// over TCP, UDP and TLS), count what arrives per run and agent, and optionally inject faults.
 #[argh(
     subcommand,
     name = "sink",
@@ -23,7 +25,9 @@ use crate::sink::{self, Faults, SinkConfig};
     example = "SINK_TOKEN=s3cret ingestbench sink --http 127.0.0.1:8088 --token-env SINK_TOKEN --hec-ack",
     example = "ingestbench sink --fault-429 0.1 --retry-after 2 --latency-ms 20 --duration 5m > sink-stats.json",
     example = "curl -s http://127.0.0.1:8088/stats",
-    note = "Endpoints: POST /ingest (or any POST path outside /services/: a JSON array or NDJSON, answered {{\"accepted\":N}}); Splunk HEC POST /services/collector[/event|/raw|/ack], GET /services/collector/health; GET /stats; GET|POST /_faults to read or change the faults while running. Faults apply to data requests only; faulted requests count no events."
+    example = "ingestbench sink --syslog-tcp 127.0.0.1:6601 --syslog-udp 127.0.0.1:6514 --duration 1m",
+    example = "ingestbench sink --tls-cert server.pem --tls-key server.key --syslog-tls 127.0.0.1:6514",
+    note = "Endpoints: POST /ingest (or any POST path outside /services/: a JSON array or NDJSON, answered {{\"accepted\":N}}); Splunk HEC POST /services/collector[/event|/raw|/ack], GET /services/collector/health; GET /stats; GET|POST /_faults to read or change the faults while running. Faults apply to HTTP data requests only; faulted requests count no events. Syslog over TCP and TLS takes octet-counted (RFC 5425) and LF-framed messages, told apart per frame; over UDP one message per datagram. With --tls-cert and --tls-key the HTTP listener serves HTTPS only."
 )]
 pub struct Args {
     /// address to listen on (default 127.0.0.1:8088; port 0 picks a free one)
@@ -68,6 +72,47 @@ pub struct Args {
     /// allow binding to a non-loopback address
     #[argh(switch)]
     allow_remote: bool,
+    /// also take syslog over TCP here (octet counting and LF framing)
+    #[argh(option)]
+    syslog_tcp: Option<String>,
+    /// also take syslog over UDP here (one message per datagram)
+    #[argh(option)]
+    syslog_udp: Option<String>,
+    /// also take syslog over TLS here (RFC 5425; needs --tls-cert and --tls-key)
+    #[argh(option)]
+    syslog_tls: Option<String>,
+    /// PEM certificate chain: the HTTP listener serves HTTPS, and --syslog-tls can be used
+    #[argh(option)]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert
+    #[argh(option)]
+    tls_key: Option<PathBuf>,
+    /// PEM CA certificates: TLS clients must present a certificate issued by one
+    #[argh(option)]
+    tls_client_ca: Option<PathBuf>,
+}
+
+/// Parses a listener address and applies the loopback rule.
+fn listen_addr(flag: &str, v: &str, allow_remote: bool) -> Result<SocketAddr, String> {
+    let addr: SocketAddr = v
+        .parse()
+        .map_err(|_| format!("{flag} {v:?} is not an address such as 127.0.0.1:8088"))?;
+    if !addr.ip().is_loopback() && !allow_remote {
+        return Err(format!(
+            "{flag} {addr} is not a loopback address; add --allow-remote to listen there"
+        ));
+    }
+    Ok(addr)
+}
+
+fn opt_addr(
+    flag: &str,
+    v: &Option<String>,
+    allow_remote: bool,
+) -> Result<Option<SocketAddr>, String> {
+    v.as_deref()
+        .map(|v| listen_addr(flag, v, allow_remote))
+        .transpose()
 }
 
 fn fail(msg: &str) -> Exit {
@@ -76,19 +121,32 @@ fn fail(msg: &str) -> Exit {
 }
 
 pub fn run(a: Args) -> Exit {
-    let addr: SocketAddr = match a.http.parse() {
+    let addrs = (|| {
+        Ok::<_, String>((
+            listen_addr("--http", &a.http, a.allow_remote)?,
+            opt_addr("--syslog-tcp", &a.syslog_tcp, a.allow_remote)?,
+            opt_addr("--syslog-udp", &a.syslog_udp, a.allow_remote)?,
+            opt_addr("--syslog-tls", &a.syslog_tls, a.allow_remote)?,
+        ))
+    })();
+    let (addr, syslog_tcp, syslog_udp, syslog_tls) = match addrs {
         Ok(x) => x,
-        Err(_) => {
-            return fail(&format!(
-                "--http {:?} is not an address such as 127.0.0.1:8088",
-                a.http
-            ));
-        }
+        Err(e) => return fail(&e),
     };
-    if !addr.ip().is_loopback() && !a.allow_remote {
-        return fail(&format!(
-            "--http {addr} is not a loopback address; add --allow-remote to listen there"
-        ));
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(cert), Some(key)) => Some(SinkTls {
+            cert: cert.clone(),
+            key: key.clone(),
+            client_ca: a.tls_client_ca.clone(),
+        }),
+        (None, None) if a.tls_client_ca.is_some() => {
+            return fail("--tls-client-ca needs --tls-cert and --tls-key");
+        }
+        (None, None) => None,
+        _ => return fail("give --tls-cert and --tls-key together"),
+    };
+    if syslog_tls.is_some() && tls.is_none() {
+        return fail("--syslog-tls needs --tls-cert and --tls-key");
     }
     let duration = match a.duration.as_deref().map(parse_duration) {
         None => None,
@@ -139,21 +197,35 @@ pub fn run(a: Args) -> Exit {
         threads: a.threads,
         faults,
         hec_ack: a.hec_ack,
+        syslog_tcp,
+        syslog_udp,
+        syslog_tls,
+        tls,
     }) {
         Ok(h) => h,
         Err(e) => return fail(&e),
     };
     super::err(&format!("sink listening on {}", handle.url()));
+    for (scheme, at) in [
+        ("syslog+tcp", handle.syslog_tcp_addr()),
+        ("syslog+udp", handle.syslog_udp_addr()),
+        ("syslog+tls", handle.syslog_tls_addr()),
+    ] {
+        if let Some(at) = at {
+            super::err(&format!("sink listening on {scheme}://{at}"));
+        }
+    }
     let started = Instant::now();
     while !stop.load(Ordering::Relaxed) && duration.is_none_or(|d| started.elapsed() < d) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let stats = handle.shutdown();
     super::err(&format!(
-        "sink stopped after {:.1}s: {} requests, {} events",
+        "sink stopped after {:.1}s: {} requests, {} events ({} syslog messages)",
         started.elapsed().as_secs_f64(),
         stats.requests,
-        stats.events_received
+        stats.events_received,
+        stats.syslog.messages()
     ));
     super::out(&serde_json::to_string_pretty(&stats).unwrap_or_else(|_| "{}".into()));
     Exit::Ok

@@ -1,30 +1,41 @@
-//! The built-in sink: an HTTP collector that speaks lphc (JSON batches) and Splunk HEC,
-//! counts what it receives per run and agent from the accounting tags (lost and duplicated
-//! events), and injects faults on demand. It is the default target of a run
-//! (`target.url: builtin` starts it in-process on port 0) and the `ingestbench sink` command.
+//! The built-in sink: a collector that speaks lphc (JSON batches) and Splunk HEC over HTTP or
+//! HTTPS, and syslog over TCP, UDP and TLS; counts what it receives per run and agent from
+//! the accounting tags (lost and duplicated events), and injects faults on demand (HTTP). It
+//! is the default target of a run (`target.url: builtin` starts it in-process on port 0) and
+//! the `ingestbench sink` command.
 //!
-//! Threads: one acceptor thread owns the listener and hands each new connection to the next
-//! worker, round robin (a channel plus the worker's `mio::Waker`). Each of the N workers owns
-//! a `mio::Poll`, its connections and their buffers, and serves them to completion: reads
+//! Threads: one acceptor thread owns the TCP listeners and hands each new connection to the
+//! next worker, round robin (a channel plus the worker's `mio::Waker`). Each of the N workers
+//! owns a `mio::Poll`, its connections and their buffers, and serves them to completion: reads
 //! until `WouldBlock`, parses and answers every complete request, writes until `WouldBlock`.
 //! Round robin rather than SO_REUSEPORT because a load generator often opens few
-//! connections, and the kernel's hash would pile them on one thread.
+//! connections, and the kernel's hash would pile them on one thread. Syslog UDP is the
+//! exception: there is no connection to deal, so each worker owns one socket of a
+//! SO_REUSEPORT group.
 //!
 //! Module map: `http` (request heads, chunked bodies, response bytes), `scan` (counting JSON
 //! values 64 bytes at a time), `route` (endpoints, auth, faults, accounting), `fault` (shares
-//! and the rng), `seqset` + `stats` (the ledger and `SinkStats`), `worker` (sockets, timers).
+//! and the rng), `syslog` (RFC 6587 framing), `stream` (a syslog TCP/TLS connection), `udp`
+//! (datagrams, recvmmsg), `tls` (rustls configs, the plain-or-TLS `Io`), `record` (tags into
+//! the ledger), `seqset` + `stats` (the ledger and `SinkStats`), `worker` (sockets, timers).
 
 mod fault;
 mod http;
+mod record;
 mod resend;
 mod route;
 pub mod scan;
 mod seqset;
 mod stats;
+mod stream;
+pub mod syslog;
+mod tls;
+mod udp;
 mod worker;
 
 pub use fault::Faults;
-pub use stats::{AgentStats, RunStats, SinkStats};
+pub use stats::{AgentStats, RunStats, SinkStats, SyslogStats};
+pub use tls::SinkTls;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -46,6 +57,15 @@ pub struct SinkConfig {
     pub faults: Faults,
     /// HEC indexer acknowledgement: a channel is required and each success carries an ackId.
     pub hec_ack: bool,
+    /// Syslog over TCP (octet counting or LF framing, per frame).
+    pub syslog_tcp: Option<SocketAddr>,
+    /// Syslog over UDP (one message per datagram).
+    pub syslog_udp: Option<SocketAddr>,
+    /// Syslog over TLS (RFC 5425); needs `tls`.
+    pub syslog_tls: Option<SocketAddr>,
+    /// Certificate and key: the HTTP listener then serves HTTPS only, and `syslog_tls` can
+    /// be used. With `client_ca`, clients must present a certificate issued by it.
+    pub tls: Option<SinkTls>,
 }
 
 impl Default for SinkConfig {
@@ -56,6 +76,10 @@ impl Default for SinkConfig {
             threads: 0,
             faults: Faults::default(),
             hec_ack: false,
+            syslog_tcp: None,
+            syslog_udp: None,
+            syslog_tls: None,
+            tls: None,
         }
     }
 }
@@ -82,6 +106,9 @@ pub(crate) struct Shared {
     /// Requests refused with 429/503, by their first tag: the hash of their wire body, so a
     /// resend can be checked byte for byte.
     pub(crate) refused: resend::Refused,
+    /// TLS server configs: HTTPS (ALPN http/1.1) and syslog over TLS.
+    http_tls: Option<Arc<rustls::ServerConfig>>,
+    syslog_tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Shared {
@@ -142,6 +169,10 @@ impl Shared {
 /// A running sink. Dropping it stops it too; `shutdown` also returns the final stats.
 pub struct SinkHandle {
     addr: SocketAddr,
+    https: bool,
+    syslog_tcp: Option<SocketAddr>,
+    syslog_udp: Option<SocketAddr>,
+    syslog_tls: Option<SocketAddr>,
     shared: Arc<Shared>,
     wakers: Vec<Arc<Waker>>,
     threads: Vec<JoinHandle<()>>,
@@ -153,9 +184,30 @@ impl SinkHandle {
         self.addr
     }
 
-    /// `http://ADDR` — the base URL to point a client at.
+    /// `http://ADDR`, or `https://ADDR` with TLS: the base URL to point a client at.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
+    }
+
+    /// The HTTP listener serves HTTPS.
+    pub fn is_https(&self) -> bool {
+        self.https
+    }
+
+    /// The syslog TCP listener's address (the real port when 0 was asked for).
+    pub fn syslog_tcp_addr(&self) -> Option<SocketAddr> {
+        self.syslog_tcp
+    }
+
+    /// The syslog UDP socket's address.
+    pub fn syslog_udp_addr(&self) -> Option<SocketAddr> {
+        self.syslog_udp
+    }
+
+    /// The syslog TLS listener's address.
+    pub fn syslog_tls_addr(&self) -> Option<SocketAddr> {
+        self.syslog_tls
     }
 
     /// Everything counted so far.
@@ -208,10 +260,39 @@ pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
         return Err(format!("threads must be at most {MAX_THREADS}"));
     }
     cfg.faults.validate()?;
+    if cfg.syslog_tls.is_some() && cfg.tls.is_none() {
+        return Err("syslog over TLS needs a certificate and key (tls)".into());
+    }
+    let (http_tls, syslog_tls) = match &cfg.tls {
+        None => (None, None),
+        Some(t) => (
+            Some(tls::server_config(t, &[b"http/1.1"])?),
+            Some(tls::server_config(t, &[])?),
+        ),
+    };
     let listener = bind(cfg.http)?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| format!("cannot read the bound address: {e}"))?;
+    let addr = local_addr(&listener)?;
+    let mut listeners = vec![(listener, worker::Kind::Http)];
+    let mut stream_addr = |at: Option<SocketAddr>, kind| -> Result<Option<SocketAddr>, String> {
+        let Some(at) = at else { return Ok(None) };
+        let l = bind(at)?;
+        let bound = local_addr(&l)?;
+        listeners.push((l, kind));
+        Ok(Some(bound))
+    };
+    let syslog_tcp = stream_addr(cfg.syslog_tcp, worker::Kind::SyslogTcp)?;
+    let syslog_tls_addr = stream_addr(cfg.syslog_tls, worker::Kind::SyslogTls)?;
+    let mut udp_socks = match cfg.syslog_udp {
+        None => Vec::new(),
+        Some(at) => udp::bind_group(at, threads)?,
+    };
+    let syslog_udp = match udp_socks.first() {
+        None => None,
+        Some(s) => Some(
+            s.local_addr()
+                .map_err(|e| format!("cannot read the bound address: {e}"))?,
+        ),
+    };
     let shared = Arc::new(Shared {
         stop: AtomicBool::new(false),
         token: cfg.token.map(|t| t.into_bytes().into_boxed_slice()),
@@ -225,9 +306,15 @@ pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
         ledger: stats::Ledger::default(),
         channels: Mutex::new(HashMap::new()),
         refused: resend::Refused::default(),
+        http_tls,
+        syslog_tls,
     });
     let mut handle = SinkHandle {
         addr,
+        https: cfg.tls.is_some(),
+        syslog_tcp,
+        syslog_udp,
+        syslog_tls: syslog_tls_addr,
         shared: shared.clone(),
         wakers: Vec::new(),
         threads: Vec::new(),
@@ -248,7 +335,9 @@ pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
             rx,
             shared.clone(),
             seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-        );
+            udp_socks.pop(),
+        )
+        .map_err(|e| format!("cannot register the syslog UDP socket: {e}"))?;
         let t = std::thread::Builder::new()
             .name(format!("sink-w{i}"))
             .spawn(move || w.run())
@@ -265,10 +354,15 @@ pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
     let sh = shared.clone();
     let t = std::thread::Builder::new()
         .name("sink-accept".into())
-        .spawn(move || worker::accept_loop(poll, listener, sh, inboxes))
+        .spawn(move || worker::accept_loop(poll, listeners, sh, inboxes))
         .map_err(|e| format!("cannot start the sink acceptor: {e}"))?;
     handle.threads.push(t);
     Ok(handle)
+}
+
+fn local_addr(l: &mio::net::TcpListener) -> Result<SocketAddr, String> {
+    l.local_addr()
+        .map_err(|e| format!("cannot read the bound address: {e}"))
 }
 
 fn bind(addr: SocketAddr) -> Result<mio::net::TcpListener, String> {

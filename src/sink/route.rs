@@ -12,7 +12,6 @@
 //! - `GET /stats` (SinkStats JSON), `GET|POST /_faults` (read or set the faults), `GET /health`.
 
 use serde::Deserialize;
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,9 +19,8 @@ use std::time::Duration;
 use super::Shared;
 use super::fault::{self, Faults, Outcome, Rng};
 use super::http::{self, Head, MAX_BODY, Method};
+use super::record::{Recorder, TagAt};
 use super::scan;
-use super::stats::AgentRef;
-use crate::acct;
 
 /// What the connection does after a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,15 +113,6 @@ const HEC_NOT_FOUND: &[u8] =
 const HEC_TOO_LARGE: &[u8] = br#"{"text":"Content too large","code":27}"#;
 const HEC_BAD_ENCODING: &[u8] = br#"{"text":"Unsupported content encoding","code":6}"#;
 
-/// A tag found in the body: where its run id is, and its numbers.
-#[derive(Clone, Copy)]
-struct TagAt {
-    run_at: usize,
-    run_len: usize,
-    agent: u32,
-    seq: u64,
-}
-
 /// One worker thread's request-handling state.
 pub(crate) struct Ctx {
     shared: Arc<Shared>,
@@ -132,8 +121,9 @@ pub(crate) struct Ctx {
     rng: Rng,
     faults: Faults,
     faults_gen: u64,
-    tags: Vec<TagAt>,
-    agents: HashMap<Box<[u8]>, HashMap<u32, AgentRef>>,
+    /// Queues the tags of a body and records them in the ledger (shared with the syslog
+    /// listeners of this thread).
+    pub(crate) rec: Recorder,
     decoded: Vec<u8>,
 }
 
@@ -152,8 +142,7 @@ impl Ctx {
             rng: Rng::new(seed),
             faults: Faults::default(),
             faults_gen: u64::MAX,
-            tags: Vec::with_capacity(1024),
-            agents: HashMap::new(),
+            rec: Recorder::new(),
             decoded: Vec::new(),
         }
     }
@@ -352,10 +341,9 @@ impl Ctx {
             }
         };
         let first = self.account(payload);
-        self.shared.refused.accepted(
-            first.map(|t| (&payload[t.run_at..t.run_at + t.run_len], t.agent, t.seq)),
-            body,
-        );
+        self.shared
+            .refused
+            .accepted(first.map(|t| (t.run(payload), t.agent, t.seq)), body);
         if decoded.capacity() > 4 * 1024 * 1024 {
             decoded = Vec::new();
         }
@@ -478,43 +466,8 @@ impl Ctx {
     /// (run, agent), which for a generated batch is one lock per request.
     /// Returns the first tag found, if any.
     fn account(&mut self, payload: &[u8]) -> Option<TagAt> {
-        self.tags.clear();
-        let base = payload.as_ptr() as usize;
-        let tags = &mut self.tags;
-        acct::find_tags(payload, |t| {
-            tags.push(TagAt {
-                run_at: t.run.as_ptr() as usize - base,
-                run_len: t.run.len(),
-                agent: t.agent,
-                seq: t.seq,
-            });
-        });
-        let run_of = |t: &TagAt| &payload[t.run_at..t.run_at + t.run_len];
-        let mut i = 0;
-        while i < self.tags.len() {
-            let first = self.tags[i];
-            let run = run_of(&first);
-            let mut j = i + 1;
-            while j < self.tags.len()
-                && self.tags[j].agent == first.agent
-                && run_of(&self.tags[j]) == run
-            {
-                j += 1;
-            }
-            if let Some(a) = self.agent_ref(run, first.agent)
-                && let Ok(mut a) = a.lock()
-            {
-                for t in &self.tags[i..j] {
-                    a.record(t.seq);
-                }
-            }
-            i = j;
-        }
-        let first = self.tags.first().copied();
-        if self.tags.capacity() > 1 << 20 {
-            self.tags = Vec::with_capacity(1024);
-        }
-        first
+        self.rec.queue_all(payload, payload);
+        self.rec.record(&self.shared.ledger, payload)
     }
 
     /// Remembers a refused body so that its resend can be checked (see `resend`).
@@ -528,18 +481,6 @@ impl Ctx {
             self.shared.refused.refused(&decoded, body);
         }
         self.decoded = decoded;
-    }
-
-    fn agent_ref(&mut self, run: &[u8], agent: u32) -> Option<AgentRef> {
-        if let Some(a) = self.agents.get(run).and_then(|m| m.get(&agent)) {
-            return Some(a.clone());
-        }
-        let a = self.shared.ledger.agent(run, agent)?;
-        self.agents
-            .entry(run.into())
-            .or_default()
-            .insert(agent, a.clone());
-        Some(a)
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! Two kinds of state, both written once per request, never per event behind a shared lock:
 //! - `Totals`, one per worker thread behind its own (uncontended) mutex: requests, bytes,
-//!   events, responses by status.
+//!   events, responses by status, syslog counters (added once per poll round, not per message).
 //! - the `Ledger`, shared: one `AgentLedger` per (run, agent) behind its own mutex, holding the
 //!   set of seqs seen. It is shared rather than per thread because a resend may arrive on
 //!   another connection, and so on another thread, than the first copy: a duplicate is a
@@ -25,10 +25,13 @@ pub struct SinkStats {
     /// Requests parsed (every method and path, faulted ones too).
     pub requests: u64,
     /// Events in accepted data requests: array elements or NDJSON values (lphc), envelopes
-    /// (HEC event), non-empty lines (HEC raw). Untagged events count here only.
+    /// (HEC event), non-empty lines (HEC raw), and syslog messages (`syslog.messages_*`).
+    /// Untagged events count here only.
     pub events_received: u64,
-    /// Request bytes read off the wire (heads and bodies, before decompression).
+    /// HTTP request bytes read off the wire (heads and bodies, before decompression; for
+    /// HTTPS, after decryption). Syslog bytes are in `syslog.bytes`.
     pub bytes_received: u64,
+    /// TCP connections accepted on every listener (HTTP, syslog TCP and TLS).
     pub connections_opened: u64,
     /// Connections closed with a reset by the fault injector.
     pub resets: u64,
@@ -40,6 +43,55 @@ pub struct SinkStats {
     /// first tag): byte for byte the same, or not.
     pub resent_identical: u64,
     pub resent_different: u64,
+    /// The syslog listeners (TCP, UDP, TLS).
+    pub syslog: SyslogStats,
+    /// TLS connections (HTTPS or syslog over TLS) that ended before their handshake
+    /// completed: a failed handshake (an alert either way, no or a bad client certificate,
+    /// not TLS at all), or a close in the middle of one.
+    pub tls_handshake_errors: u64,
+}
+
+/// What the syslog listeners received. Every message also counts in `events_received`, and
+/// its tag (the first in the message, if any) in `runs`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SyslogStats {
+    /// Messages received on the syslog TCP listener (octet-counted and LF-framed).
+    pub messages_tcp: u64,
+    /// Datagrams received on the syslog UDP listener (one message each; empty ones are
+    /// framing errors).
+    pub messages_udp: u64,
+    /// Messages received on the syslog TLS listener.
+    pub messages_tls: u64,
+    /// Bytes received on the syslog listeners: the TCP and TLS streams (framing included,
+    /// decrypted) and the UDP datagrams.
+    pub bytes: u64,
+    /// Bad MSG-LENs, oversize messages (over 1 MiB), frames starting with neither a digit
+    /// nor `<`, streams ending inside an octet-counted frame, empty datagrams.
+    pub framing_errors: u64,
+    /// Stream messages framed by octet counting (RFC 6587 3.4.1, RFC 5425).
+    pub octet_counted_frames: u64,
+    /// Stream messages framed by a trailing LF (RFC 6587 3.4.2).
+    pub lf_frames: u64,
+    /// Datagrams larger than the receive slot (32 KiB), counted as messages, truncated.
+    pub udp_truncated: u64,
+}
+
+impl SyslogStats {
+    pub fn messages(&self) -> u64 {
+        self.messages_tcp + self.messages_udp + self.messages_tls
+    }
+
+    pub(crate) fn add(&mut self, o: &SyslogStats) {
+        self.messages_tcp += o.messages_tcp;
+        self.messages_udp += o.messages_udp;
+        self.messages_tls += o.messages_tls;
+        self.bytes += o.bytes;
+        self.framing_errors += o.framing_errors;
+        self.octet_counted_frames += o.octet_counted_frames;
+        self.lf_frames += o.lf_frames;
+        self.udp_truncated += o.udp_truncated;
+    }
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,6 +140,8 @@ pub(crate) struct Totals {
     pub bytes_received: u64,
     pub resets: u64,
     pub status: Box<[u64; STATUS_SLOTS]>,
+    pub syslog: SyslogStats,
+    pub tls_handshake_errors: u64,
 }
 
 impl Default for Totals {
@@ -98,6 +152,8 @@ impl Default for Totals {
             bytes_received: 0,
             resets: 0,
             status: Box::new([0; STATUS_SLOTS]),
+            syslog: SyslogStats::default(),
+            tls_handshake_errors: 0,
         }
     }
 }
@@ -235,6 +291,8 @@ pub(crate) fn merge(threads: &[&Mutex<Totals>], ledger: &Ledger, connections: u6
         s.events_received += t.events_received;
         s.bytes_received += t.bytes_received;
         s.resets += t.resets;
+        s.syslog.add(&t.syslog);
+        s.tls_handshake_errors += t.tls_handshake_errors;
         for (i, n) in t.status.iter().enumerate() {
             status[i] += n;
         }

@@ -1,13 +1,22 @@
 //! Sockets and time for the sink: the acceptor loop, and the worker loop that owns a
-//! `mio::Poll` and its connections. A connection keeps one read buffer (grown to fit the
-//! largest request it has sent, all of it initialised once, then reused) and one write
-//! buffer. Readiness is edge-triggered, so every read and write goes on until `WouldBlock`.
-//! A held response (latency or stall fault) sits in the write buffer until a deadline kept in
-//! a heap; the poll timeout is the nearest deadline, so nothing ever sleeps.
+//! `mio::Poll` and its connections. The acceptor owns every TCP listener (HTTP or HTTPS,
+//! syslog TCP, syslog TLS) and deals connections to the workers round robin, each with the
+//! kind of listener it came from. A worker serves HTTP connections (here), syslog stream
+//! connections (`stream.rs`) and its own UDP socket of the syslog UDP group (`udp.rs`); TLS
+//! sits under either kind of connection (`tls::Io`).
+//!
+//! An HTTP connection keeps one read buffer (grown to fit the largest request it has sent,
+//! all of it initialised once, then reused) and one write buffer. Readiness is
+//! edge-triggered, so every read and write goes on until `WouldBlock`. A held response
+//! (latency or stall fault) sits in the write buffer until a deadline kept in a heap; the
+//! poll timeout is the nearest deadline, so nothing ever sleeps. Syslog connections and the
+//! UDP socket yield after a bounded amount of work and are resumed before the next wait (a
+//! zero poll timeout), so one fast sender cannot starve the rest. Syslog counters are kept
+//! in the worker and added to its `Totals` once per poll round.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::io::{ErrorKind, Read, Write};
+use std::io::ErrorKind;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -18,7 +27,28 @@ use mio::{Events, Interest, Poll, Token, Waker};
 
 use super::http::{self, Framing, HeadError, MAX_BODY, MAX_HEAD};
 use super::route::{Action, Ctx};
+use super::stats::SyslogStats;
+use super::stream::{Step, StreamConn};
+use super::tls::Io;
+use super::udp;
 use super::{Shared, WAKE};
+
+/// The worker's UDP socket.
+const UDP: Token = Token(usize::MAX);
+/// UDP batches received before yielding to the other sockets of the thread.
+const UDP_BATCHES_PER_TURN: usize = 16;
+
+/// Where the acceptor sends a worker its new connections, and how it wakes it.
+pub(crate) type Inbox = (Sender<(TcpStream, Kind)>, Arc<Waker>);
+
+/// Which listener a connection came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// HTTP, or HTTPS when the sink has TLS.
+    Http,
+    SyslogTcp,
+    SyslogTls,
+}
 
 /// Read buffer of a new connection.
 const INITIAL_READ: usize = 16 * 1024;
@@ -29,20 +59,21 @@ const KEEP_READ: usize = 4 * 1024 * 1024;
 /// Stop parsing pipelined requests while this much output waits for the client.
 const MAX_PENDING_OUT: usize = 1024 * 1024;
 
-/// Accepts connections and deals them to the workers round robin.
+/// Accepts connections on every listener and deals them to the workers round robin.
 pub(crate) fn accept_loop(
     mut poll: Poll,
-    mut listener: TcpListener,
+    mut listeners: Vec<(TcpListener, Kind)>,
     shared: Arc<Shared>,
-    workers: Vec<(Sender<TcpStream>, Arc<Waker>)>,
+    workers: Vec<Inbox>,
 ) {
-    const LISTENER: Token = Token(1);
-    if poll
-        .registry()
-        .register(&mut listener, LISTENER, Interest::READABLE)
-        .is_err()
-    {
-        return;
+    for (i, (l, _)) in listeners.iter_mut().enumerate() {
+        if poll
+            .registry()
+            .register(l, Token(i + 1), Interest::READABLE)
+            .is_err()
+        {
+            return;
+        }
     }
     let mut events = Events::with_capacity(16);
     let mut next = 0usize;
@@ -58,23 +89,26 @@ pub(crate) fn accept_loop(
             return;
         }
         retry = None;
-        loop {
-            match listener.accept() {
-                Ok((s, _)) => {
-                    let _ = s.set_nodelay(true);
-                    shared.connections.0.fetch_add(1, Ordering::Relaxed);
-                    let (tx, waker) = &workers[next % workers.len()];
-                    next = next.wrapping_add(1);
-                    if tx.send(s).is_ok() {
-                        let _ = waker.wake();
+        // Every listener, every round: after a retry there is no new edge to wait for.
+        for (listener, kind) in &listeners {
+            loop {
+                match listener.accept() {
+                    Ok((s, _)) => {
+                        let _ = s.set_nodelay(true);
+                        shared.connections.0.fetch_add(1, Ordering::Relaxed);
+                        let (tx, waker) = &workers[next % workers.len()];
+                        next = next.wrapping_add(1);
+                        if tx.send((s, *kind)).is_ok() {
+                            let _ = waker.wake();
+                        }
                     }
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => {
-                    // Out of file descriptors or similar: try again shortly.
-                    retry = Some(Duration::from_millis(50));
-                    break;
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                    Err(_) => {
+                        // Out of file descriptors or similar: try again shortly.
+                        retry = Some(Duration::from_millis(50));
+                        break;
+                    }
                 }
             }
         }
@@ -82,7 +116,7 @@ pub(crate) fn accept_loop(
 }
 
 struct Conn {
-    sock: TcpStream,
+    io: Io,
     /// Distinguishes this connection from an earlier one in the same slot (for timers).
     generation: u64,
     /// `rbuf[start..end]` holds bytes read and not yet consumed; all of `rbuf` is initialised.
@@ -113,51 +147,89 @@ enum Next {
     Reset,
 }
 
+/// A connection slot.
+enum Slot {
+    Http(Conn),
+    Syslog(StreamConn),
+}
+
 pub(crate) struct Worker {
     poll: Poll,
-    inbox: Receiver<TcpStream>,
+    inbox: Receiver<(TcpStream, Kind)>,
     shared: Arc<Shared>,
+    /// This worker's index (its slot in `Shared::totals`).
+    idx: usize,
     ctx: Ctx,
-    conns: Vec<Option<Conn>>,
+    conns: Vec<Option<Slot>>,
     free: Vec<usize>,
     timers: BinaryHeap<Reverse<(Instant, usize, u64)>>,
     generation: u64,
+    /// Syslog connections that yielded with more to read, to resume before waiting.
+    again: Vec<usize>,
+    again_next: Vec<usize>,
+    udp: Option<udp::Rx>,
+    udp_again: bool,
+    /// Syslog and TLS counts not yet added to this worker's totals.
+    syslog: SyslogStats,
+    tls_handshake_errors: u64,
 }
 
 impl Worker {
     pub(crate) fn new(
         idx: usize,
         poll: Poll,
-        inbox: Receiver<TcpStream>,
+        inbox: Receiver<(TcpStream, Kind)>,
         shared: Arc<Shared>,
         seed: u64,
-    ) -> Self {
-        Worker {
+        udp: Option<mio::net::UdpSocket>,
+    ) -> std::io::Result<Self> {
+        let udp = match udp {
+            None => None,
+            Some(mut sock) => {
+                poll.registry()
+                    .register(&mut sock, UDP, Interest::READABLE)?;
+                Some(udp::Rx::new(sock))
+            }
+        };
+        Ok(Worker {
             poll,
             inbox,
             ctx: Ctx::new(shared.clone(), idx, seed),
             shared,
+            idx,
             conns: Vec::new(),
             free: Vec::new(),
             timers: BinaryHeap::new(),
             generation: 0,
-        }
+            again: Vec::new(),
+            again_next: Vec::new(),
+            // Whatever arrived before the thread ran is read on its first round.
+            udp_again: udp.is_some(),
+            udp,
+            syslog: SyslogStats::default(),
+            tls_handshake_errors: 0,
+        })
     }
 
     pub(crate) fn run(mut self) {
         let mut events = Events::with_capacity(256);
         loop {
-            let timeout = self
-                .timers
-                .peek()
-                .map(|Reverse((t, _, _))| t.saturating_duration_since(Instant::now()));
+            let timeout = if !self.again.is_empty() || self.udp_again {
+                Some(Duration::ZERO)
+            } else {
+                self.timers
+                    .peek()
+                    .map(|Reverse((t, _, _))| t.saturating_duration_since(Instant::now()))
+            };
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() == ErrorKind::Interrupted {
                     continue;
                 }
+                self.add_totals();
                 return;
             }
             if self.shared.stopping() {
+                self.add_totals();
                 return;
             }
             for ev in events.iter() {
@@ -165,21 +237,112 @@ impl Worker {
                     self.adopt();
                     continue;
                 }
+                if ev.token() == UDP {
+                    self.udp_again = true;
+                    continue;
+                }
                 let i = ev.token().0 - 1;
-                if let Some(Some(c)) = self.conns.get_mut(i) {
-                    if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                        c.read_blocked = false;
+                match self.conns.get_mut(i) {
+                    Some(Some(Slot::Http(c))) => {
+                        if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                            c.read_blocked = false;
+                        }
+                        self.service(i);
                     }
-                    self.service(i);
+                    Some(Some(Slot::Syslog(_))) => self.service_syslog(i),
+                    _ => {}
                 }
             }
+            if self.udp_again {
+                self.service_udp();
+            }
+            if !self.again.is_empty() {
+                std::mem::swap(&mut self.again, &mut self.again_next);
+                let mut again = std::mem::take(&mut self.again_next);
+                for &i in &again {
+                    self.service_syslog(i);
+                }
+                again.clear();
+                self.again_next = again;
+            }
             self.fire_timers();
+            self.add_totals();
+        }
+    }
+
+    /// Adds the syslog and TLS counts of this round to the worker's totals (one lock).
+    fn add_totals(&mut self) {
+        if self.syslog == SyslogStats::default() && self.tls_handshake_errors == 0 {
+            return;
+        }
+        if let Ok(mut t) = self.shared.totals[self.idx].0.lock() {
+            t.syslog.add(&self.syslog);
+            t.events_received += self.syslog.messages();
+            t.tls_handshake_errors += self.tls_handshake_errors;
+        }
+        self.syslog = SyslogStats::default();
+        self.tls_handshake_errors = 0;
+    }
+
+    /// Receives datagrams until none is left or the turn is over.
+    fn service_udp(&mut self) {
+        self.udp_again = false;
+        let Some(rx) = &mut self.udp else {
+            return;
+        };
+        let t = &mut self.syslog;
+        for _ in 0..UDP_BATCHES_PER_TURN {
+            let n = match rx.recv() {
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                // WouldBlock: all read. Anything else (nothing is expected on an unconnected
+                // socket): wait for the next readiness.
+                Err(_) => return,
+            };
+            for i in 0..n {
+                let (d, truncated) = rx.datagram(i);
+                t.bytes += d.len() as u64;
+                let msg = trim_end(d);
+                if msg.is_empty() {
+                    t.framing_errors += 1;
+                    continue;
+                }
+                t.messages_udp += 1;
+                t.udp_truncated += u64::from(truncated);
+                self.ctx.rec.queue_first(rx.base(), msg);
+            }
+            self.ctx.rec.record(&self.shared.ledger, rx.base());
+        }
+        self.udp_again = true;
+    }
+
+    /// Reads and counts on syslog connection `i`.
+    fn service_syslog(&mut self, i: usize) {
+        let Some(Some(Slot::Syslog(c))) = self.conns.get_mut(i) else {
+            return;
+        };
+        match c.drive(&mut self.ctx.rec, &self.shared.ledger, &mut self.syslog) {
+            Step::Keep => {}
+            Step::Again => self.again.push(i),
+            Step::Close => self.close(i, false),
         }
     }
 
     /// Takes in the connections the acceptor sent.
     fn adopt(&mut self) {
-        while let Ok(mut sock) = self.inbox.try_recv() {
+        while let Ok((sock, kind)) = self.inbox.try_recv() {
+            let tls = match kind {
+                Kind::Http => self.shared.http_tls.as_ref(),
+                Kind::SyslogTcp => None,
+                Kind::SyslogTls => self.shared.syslog_tls.as_ref(),
+            };
+            let mut io = match tls {
+                None => Io::plain(sock),
+                Some(cfg) => match Io::tls(sock, cfg) {
+                    Ok(io) => io,
+                    Err(_) => continue,
+                },
+            };
             let i = self.free.pop().unwrap_or_else(|| {
                 self.conns.push(None);
                 self.conns.len() - 1
@@ -188,7 +351,7 @@ impl Worker {
                 .poll
                 .registry()
                 .register(
-                    &mut sock,
+                    &mut io.sock,
                     Token(i + 1),
                     Interest::READABLE | Interest::WRITABLE,
                 )
@@ -197,9 +360,14 @@ impl Worker {
                 self.free.push(i);
                 continue;
             }
+            if kind != Kind::Http {
+                self.conns[i] = Some(Slot::Syslog(StreamConn::new(io, kind == Kind::SyslogTls)));
+                self.service_syslog(i);
+                continue;
+            }
             self.generation += 1;
-            self.conns[i] = Some(Conn {
-                sock,
+            self.conns[i] = Some(Slot::Http(Conn {
+                io,
                 generation: self.generation,
                 rbuf: vec![0; INITIAL_READ],
                 start: 0,
@@ -215,7 +383,7 @@ impl Worker {
                 closing: false,
                 peer_eof: false,
                 read_blocked: false,
-            });
+            }));
             self.service(i);
         }
     }
@@ -227,9 +395,9 @@ impl Worker {
                 break;
             }
             self.timers.pop();
-            let live = matches!(self.conns.get(i), Some(Some(c)) if c.generation == generation && c.timer_at == Some(t));
+            let live = matches!(self.conns.get(i), Some(Some(Slot::Http(c))) if c.generation == generation && c.timer_at == Some(t));
             if live {
-                if let Some(Some(c)) = self.conns.get_mut(i) {
+                if let Some(Some(Slot::Http(c))) = self.conns.get_mut(i) {
                     c.timer_at = None;
                 }
                 self.service(i);
@@ -239,7 +407,7 @@ impl Worker {
 
     /// Reads, answers and writes on connection `i` as far as it can go now.
     fn service(&mut self, i: usize) {
-        let Some(Some(c)) = self.conns.get_mut(i) else {
+        let Some(Some(Slot::Http(c))) = self.conns.get_mut(i) else {
             return;
         };
         let next = drive(c, &mut self.ctx);
@@ -258,15 +426,33 @@ impl Worker {
     }
 
     fn close(&mut self, i: usize, reset: bool) {
-        if let Some(mut c) = self.conns[i].take() {
-            let _ = self.poll.registry().deregister(&mut c.sock);
-            if reset {
-                let _ = socket2::SockRef::from(&c.sock).set_linger(Some(Duration::ZERO));
-            }
-            drop(c);
-            self.free.push(i);
+        let Some(slot) = self.conns.get_mut(i).and_then(Option::take) else {
+            return;
+        };
+        let mut io = match slot {
+            Slot::Http(c) => c.io,
+            Slot::Syslog(c) => c.io,
+        };
+        if io.handshake_failed() {
+            self.tls_handshake_errors += 1;
         }
+        let _ = self.poll.registry().deregister(&mut io.sock);
+        if reset {
+            let _ = socket2::SockRef::from(&io.sock).set_linger(Some(Duration::ZERO));
+        } else {
+            io.close_notify();
+        }
+        drop(io);
+        self.free.push(i);
     }
+}
+
+/// A datagram without the LF (CR, NUL) many senders end it with.
+fn trim_end(mut d: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\n' | b'\r' | 0] = d {
+        d = rest;
+    }
+    d
 }
 
 /// One round on a connection: parse what is buffered, read more, repeat; then write. Goes
@@ -287,7 +473,7 @@ fn drive(c: &mut Conn, ctx: &mut Ctx) -> Next {
                 c.start = c.end;
                 break;
             }
-            match c.sock.read(&mut c.rbuf[c.end..]) {
+            match c.io.read(&mut c.rbuf[c.end..]) {
                 Ok(0) => c.peer_eof = true,
                 Ok(n) => c.end += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => c.read_blocked = true,
@@ -299,7 +485,7 @@ fn drive(c: &mut Conn, ctx: &mut Ctx) -> Next {
             Next::Keep => {}
             other => return other,
         }
-        let drained = c.wbuf.is_empty();
+        let drained = c.wbuf.is_empty() && !c.io.wants_write();
         let more = !c.closing && !c.peer_eof && !c.read_blocked && c.hold_until.is_none();
         if !(drained && more) {
             return Next::Keep;
@@ -430,7 +616,7 @@ fn flush(c: &mut Conn) -> Next {
         c.hold_until = None;
     }
     while c.wpos < c.wbuf.len() {
-        match c.sock.write(&c.wbuf[c.wpos..]) {
+        match c.io.write(&c.wbuf[c.wpos..]) {
             Ok(0) => return Next::Close,
             Ok(n) => c.wpos += n,
             Err(e) if e.kind() == ErrorKind::WouldBlock => return Next::Keep,
@@ -440,6 +626,12 @@ fn flush(c: &mut Conn) -> Next {
     }
     c.wbuf.clear();
     c.wpos = 0;
+    // TLS: the response is taken; the ciphertext still has to go out.
+    match c.io.flush() {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::WouldBlock => return Next::Keep,
+        Err(_) => return Next::Close,
+    }
     if c.closing || c.peer_eof {
         return Next::Close;
     }
