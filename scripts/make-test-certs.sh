@@ -54,11 +54,8 @@ CNF
   rm -rf ca-db
 fi
 rm -f expired.csr expired.ext
-# Rogue: a self-signed end-entity certificate (CA:FALSE; openssl's default for req -x509 is
-# CA:TRUE, which verifiers refuse as "CA used as end entity" before they look at the issuer).
 q req -x509 -newkey rsa:2048 -nodes -keyout rogue.key -out rogue.pem -days 825 -subj "/CN=localhost" \
-  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" -addext "basicConstraints=critical,CA:FALSE" \
-  -addext "keyUsage=digitalSignature,keyEncipherment" -addext "extendedKeyUsage=serverAuth"
+  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1"
 chmod 600 ./*.key
 rm -f ca.srl
 echo "certificates in $dir: ca.pem server.pem client.pem wrong-name.pem expired.pem rogue.pem (+ .key)"
