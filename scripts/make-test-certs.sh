@@ -5,7 +5,7 @@
 #   client.pem / client.key         a client certificate (mutual TLS), signed by the CA
 #   wrong-name.pem / wrong-name.key signed by the CA, but for other.example only
 #   expired.pem / expired.key       signed by the CA, valid only in 2020
-#   rogue.pem / rogue.key           self-signed localhost: an unknown issuer
+#   rogue.pem / rogue.key           localhost, signed by another CA (rogue-ca): an unknown issuer
 # Never use these outside a lab: the keys sit next to the certificates.
 #   scripts/make-test-certs.sh DIR
 set -euo pipefail
@@ -54,8 +54,13 @@ CNF
   rm -rf ca-db
 fi
 rm -f expired.csr expired.ext
-q req -x509 -newkey rsa:2048 -nodes -keyout rogue.key -out rogue.pem -days 825 -subj "/CN=localhost" \
-  -addext "subjectAltName=DNS:localhost,IP:127.0.0.1"
+q req -x509 -newkey rsa:2048 -nodes -keyout rogue-ca.key -out rogue-ca.pem -days 3650 \
+  -subj "/CN=not the ingestbench test CA" -addext "basicConstraints=critical,CA:TRUE" \
+  -addext "keyUsage=critical,keyCertSign,cRLSign"
+q req -newkey rsa:2048 -nodes -keyout rogue.key -out rogue.csr -subj "/CN=localhost"
+printf 'basicConstraints=CA:FALSE\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n' > rogue.ext
+q x509 -req -in rogue.csr -CA rogue-ca.pem -CAkey rogue-ca.key -CAcreateserial -out rogue.pem -extfile rogue.ext -days 825
+rm -f rogue.csr rogue.ext rogue-ca.srl rogue-ca.key
 chmod 600 ./*.key
 rm -f ca.srl
 echo "certificates in $dir: ca.pem server.pem client.pem wrong-name.pem expired.pem rogue.pem (+ .key)"

@@ -6,6 +6,7 @@
 //! event itself are written. Adapters never own sockets.
 
 pub mod gzip;
+pub mod syslog;
 
 use crate::config::schema::{Adapter, AuthScheme, Compression, HecEndpoint, HecFraming, Target};
 use crate::config::secrets::Token;

@@ -10,12 +10,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::adapter::Framer;
+use crate::adapter::syslog::SyslogFramer;
 use crate::config::schema::{Adapter, Config, Profile};
 use crate::config::secrets::{self, Store};
 use crate::config::units::parse_duration;
+use crate::engine::worker::Mode;
 use crate::engine::{self, AbortReason, RunPlan};
 use crate::exit::Exit;
 use crate::generate::time;
+use crate::net;
 use crate::pack::entities::Entities;
 use crate::pack::{self, Catalog};
 use crate::plan;
@@ -131,15 +134,21 @@ fn run_id() -> String {
     format!("r-{:012x}", x & 0xffff_ffff_ffff)
 }
 
-/// host:port and path of an http(s) url.
-fn split_url(url: &str) -> Result<(String, SocketAddr, String), String> {
+/// Where a url points: the host as written, the socket address, the path (HTTP) and the
+/// scheme (`http`, `https`, `tcp`, `udp`, `tls`).
+struct Endpoint {
+    host: String,
+    host_port: String,
+    addr: SocketAddr,
+    path: String,
+    scheme: String,
+}
+
+fn endpoint(url: &str) -> Result<Endpoint, String> {
     let u = url::Url::parse(url).map_err(|e| format!("target.url {url:?}: {e}"))?;
-    if u.scheme() == "https" {
-        return Err("https targets need TLS, which this build does not have yet; use http:// or the built-in sink".into());
-    }
     let host = u.host_str().ok_or("target.url has no host")?.to_string();
     let port = u.port_or_known_default().ok_or("target.url has no port")?;
-    let addr = (host.as_str(), port)
+    let addr = (host.trim_matches(['[', ']']), port)
         .to_socket_addrs()
         .map_err(|e| format!("cannot resolve {host}: {e}"))?
         .next()
@@ -149,7 +158,13 @@ fn split_url(url: &str) -> Result<(String, SocketAddr, String), String> {
         path.push('?');
         path.push_str(q);
     }
-    Ok((format!("{host}:{port}"), addr, path))
+    Ok(Endpoint {
+        host_port: format!("{host}:{port}"),
+        host,
+        addr,
+        path,
+        scheme: u.scheme().to_string(),
+    })
 }
 
 pub fn run(a: Args) -> Exit {
@@ -189,11 +204,6 @@ pub fn run(a: Args) -> Exit {
             "warning: observability.dashboard and observability.prometheus are not served by this version; the live line and the report are",
         );
     }
-    if cfg.target.adapter == Adapter::Syslog {
-        return fail(
-            "the syslog adapter is not available in this build yet; use lphc or generic-hec",
-        );
-    }
     let token = match cfg
         .target
         .auth
@@ -219,7 +229,7 @@ pub fn run(a: Args) -> Exit {
 
     // The target: the built-in sink, or a url.
     let mut builtin: Option<sink::SinkHandle> = None;
-    let (host, addr, path) = if cfg.target.url == "builtin" {
+    let ep = if cfg.target.url == "builtin" {
         let sc = sink::SinkConfig {
             http: "127.0.0.1:0".parse().expect("literal address"),
             token: token.as_ref().map(|t| t.expose().to_string()),
@@ -231,16 +241,49 @@ pub fn run(a: Args) -> Exit {
             Ok(h) => {
                 let addr = h.addr();
                 builtin = Some(h);
-                (addr.to_string(), addr, "/ingest".to_string())
+                Endpoint {
+                    host: "127.0.0.1".into(),
+                    host_port: addr.to_string(),
+                    addr,
+                    path: "/ingest".into(),
+                    scheme: "http".into(),
+                }
             }
             Err(e) => return fail(&format!("cannot start the built-in sink: {e}")),
         }
     } else {
-        match split_url(&cfg.target.url) {
+        match endpoint(&cfg.target.url) {
             Ok(x) => x,
             Err(e) => return fail(&e),
         }
     };
+    let (addr, host, path) = (ep.addr, ep.host_port.clone(), ep.path.clone());
+    let mode = match ep.scheme.as_str() {
+        "tcp" | "tls" => Mode::SyslogStream,
+        "udp" => Mode::SyslogUdp,
+        _ => Mode::Http,
+    };
+    let tls = if matches!(ep.scheme.as_str(), "https" | "tls") {
+        if cfg.target.tls.as_ref().is_some_and(|t| !t.verify) {
+            super::err(
+                "warning: target.tls.verify is false: the target's certificate is not checked",
+            );
+        }
+        match net::tls::client(cfg.target.tls.as_ref(), &ep.host) {
+            Ok(t) => Some(t),
+            Err(e) => return fail(&e),
+        }
+    } else {
+        None
+    };
+    let syslog = (cfg.target.adapter == Adapter::Syslog).then(|| {
+        SyslogFramer::new(
+            cfg.target.syslog.as_ref(),
+            &pack.def,
+            &report::hostname(),
+            mode == Mode::SyslogUdp,
+        )
+    });
 
     let run_id = run_id();
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -271,6 +314,9 @@ pub fn run(a: Args) -> Exit {
         &run_id,
     );
     let plan = RunPlan {
+        mode,
+        tls,
+        syslog,
         addr,
         threads,
         connections: workers,

@@ -28,6 +28,8 @@ use pacer::Profile;
 pub enum AbortReason {
     Auth(String),
     Unreachable(String),
+    /// The TLS handshake failed: the certificate problem, named.
+    Tls(String),
     Io(String),
 }
 
@@ -36,6 +38,7 @@ impl std::fmt::Display for AbortReason {
         match self {
             AbortReason::Auth(m) => write!(f, "authentication failed: {m}"),
             AbortReason::Unreachable(m) => write!(f, "target unreachable: {m}"),
+            AbortReason::Tls(m) => write!(f, "TLS handshake failed: {m}"),
             AbortReason::Io(m) => write!(f, "I/O error: {m}"),
         }
     }
@@ -70,6 +73,9 @@ impl Abort {
 
 /// Everything the coordinator needs for one run.
 pub struct RunPlan {
+    pub mode: worker::Mode,
+    pub tls: Option<crate::net::tls::TlsClient>,
+    pub syslog: Option<crate::adapter::syslog::SyslogFramer>,
     pub addr: SocketAddr,
     pub threads: usize,
     pub connections: usize,
@@ -150,6 +156,9 @@ pub fn run(plan: RunPlan) -> RunResult {
             .total
             .map(|t| t / threads as u64 + u64::from((id as u64) < t % threads as u64));
         let wp = worker::WorkerPlan {
+            mode: plan.mode,
+            tls: plan.tls.clone(),
+            syslog: plan.syslog.clone(),
             id,
             threads,
             core: (!cores.is_empty()).then(|| cores[id % cores.len()]),

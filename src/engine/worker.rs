@@ -15,17 +15,35 @@ use hdrhistogram::Histogram;
 use mio::{Events, Poll, Token};
 
 use crate::adapter::gzip::Gzip;
+use crate::adapter::syslog::SyslogFramer;
 use crate::adapter::{Embed, Framer, Outcome, json_escape_into};
 use crate::engine::pacer::Profile;
 use crate::engine::{Abort, AbortReason};
 use crate::generate::timeline::Timeline;
 use crate::generate::{EventCtx, Generator, time};
-use crate::net::conn::{Conn, ReadStatus, State};
+use crate::net::conn::{Conn, ConnectError, ReadStatus, State};
 use crate::net::http::write_request_head;
+use crate::net::tls::TlsClient;
+use crate::net::udp::UdpLink;
 use crate::stats::{Counters, Interval, MAX_LATENCY_US, new_histogram};
+
+/// How batches travel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// HTTP/1.1 requests, one response per batch.
+    Http,
+    /// Syslog over TCP or TLS: a batch is done once written; there are no responses.
+    SyslogStream,
+    /// Syslog over UDP: one datagram per event.
+    SyslogUdp,
+}
 
 /// Everything a worker needs, built by the coordinator.
 pub struct WorkerPlan {
+    pub mode: Mode,
+    pub tls: Option<TlsClient>,
+    /// The syslog framing (syslog modes only).
+    pub syslog: Option<SyslogFramer>,
     pub id: usize,
     pub threads: usize,
     pub core: Option<core_affinity::CoreId>,
@@ -63,6 +81,8 @@ struct Batch {
     head: Vec<u8>,
     body: Vec<u8>,
     gz: Vec<u8>,
+    /// UDP: where each datagram ends in `body`.
+    ends: Vec<u32>,
     events: u64,
     intended: Instant,
     attempt_write: Instant,
@@ -78,8 +98,12 @@ impl Batch {
 
 struct Link {
     conn: Conn,
+    udp: UdpLink,
     batch: Option<usize>,
+    /// Bytes written (TCP/TLS) or datagrams sent (UDP) of the batch in flight.
     offset: usize,
+    /// When the batch in flight first found the socket buffer full.
+    blocked_since: Option<Instant>,
     reconnect_at: Instant,
     backoff: Duration,
     was_open: bool,
@@ -123,6 +147,8 @@ struct Worker {
     links: Vec<Link>,
     batches: Vec<Batch>,
     scratch: Vec<u8>,
+    /// A syslog message being built.
+    msg: Vec<u8>,
     gzip: Gzip,
     counters: Counters,
     latency: Histogram<u64>,
@@ -148,8 +174,10 @@ impl Worker {
         let links = (0..p.conns)
             .map(|i| Link {
                 conn: Conn::new(Token(i)),
+                udp: UdpLink::new(Token(i)),
                 batch: None,
                 offset: 0,
+                blocked_since: None,
                 reconnect_at: p.start,
                 backoff: Duration::from_millis(50),
                 was_open: false,
@@ -163,6 +191,11 @@ impl Worker {
                 head: Vec::with_capacity(1024),
                 body: Vec::with_capacity(cap),
                 gz: Vec::with_capacity(if p.framer.gzip { cap } else { 0 }),
+                ends: Vec::with_capacity(if p.mode == Mode::SyslogUdp {
+                    p.batch_events
+                } else {
+                    0
+                }),
                 events: 0,
                 intended: p.start,
                 attempt_write: p.start,
@@ -175,6 +208,7 @@ impl Worker {
             links,
             batches,
             scratch: Vec::with_capacity(64 * 1024),
+            msg: Vec::with_capacity(64 * 1024),
             gzip: Gzip::new(),
             counters: Counters::default(),
             latency: new_histogram(),
@@ -281,11 +315,11 @@ impl Worker {
                 if i >= self.links.len() {
                     continue;
                 }
-                if self.links[i].conn.state == State::Connecting {
-                    if ev.is_writable() || ev.is_error() || ev.is_write_closed() {
-                        self.finish_connect(p, i, now);
+                if self.links[i].conn.is_setting_up() {
+                    self.finish_connect(p, i, now);
+                    if !self.links[i].conn.is_open() {
+                        continue;
                     }
-                    continue;
                 }
                 if ev.is_writable() {
                     self.write(p, i, now);
@@ -351,14 +385,24 @@ impl Worker {
             if l.conn.state != State::Closed || now < l.reconnect_at {
                 continue;
             }
-            if let Err(e) = l.conn.connect(p.addr, self.poll.registry()) {
+            if p.mode == Mode::SyslogUdp {
+                match l.udp.open(p.addr, self.poll.registry()) {
+                    Ok(()) => {
+                        l.conn.state = State::Open;
+                        self.ever_connected = true;
+                    }
+                    Err(e) => self.connect_failed(i, now, e.to_string()),
+                }
+                continue;
+            }
+            if let Err(e) = l.conn.connect(p.addr, p.tls.as_ref(), self.poll.registry()) {
                 self.connect_failed(i, now, e.to_string());
             }
         }
     }
 
     fn finish_connect(&mut self, p: &mut WorkerPlan, i: usize, now: Instant) {
-        match self.links[i].conn.finish_connect() {
+        match self.links[i].conn.progress() {
             Ok(true) => {
                 let l = &mut self.links[i];
                 if l.was_open {
@@ -370,6 +414,13 @@ impl Worker {
                 self.dispatch(p, now, self.generation_done(p, now));
             }
             Ok(false) => {}
+            Err(ConnectError::Tls(why)) => {
+                // A certificate problem does not fix itself: stop the run and say why.
+                let registry = self.poll.registry();
+                self.links[i].conn.close(registry);
+                self.counters.connect_errors += 1;
+                p.abort.set(AbortReason::Tls(format!("{}: {why}", p.addr)));
+            }
             Err(e) => {
                 let registry = self.poll.registry();
                 self.links[i].conn.close(registry);
@@ -499,8 +550,14 @@ impl Worker {
         let f = &*p.framer;
         let b = &mut self.batches[k];
         let wall = time::now();
-        f.begin(&mut b.body);
+        b.ends.clear();
+        if p.syslog.is_some() {
+            b.body.clear();
+        } else {
+            f.begin(&mut b.body);
+        }
         let mut n = 0u64;
+        let mut skipped = 0u64;
         while n < limit {
             let seq = self.scheduled + n;
             let index = seq * p.threads as u64 + p.id as u64;
@@ -510,6 +567,26 @@ impl Worker {
                 agent: p.id as u32,
                 seq,
             };
+            if let Some(sf) = &mut p.syslog {
+                self.scratch.clear();
+                p.generator.render(&ctx, &mut self.scratch);
+                sf.message(&self.scratch, ctx.time_ns, &mut self.msg);
+                let before = b.body.len();
+                if !sf.frame(&self.msg, &mut b.body) {
+                    // Never cut a message to fit: count it (sent and failed) and leave it out.
+                    self.counters.oversize_events += 1;
+                    self.counters.events_sent += 1;
+                    self.counters.events_failed += 1;
+                    skipped += 1;
+                } else if b.body.len() > p.batch_bytes && n > 0 {
+                    b.body.truncate(before);
+                    break;
+                } else if p.mode == Mode::SyslogUdp {
+                    b.ends.push(b.body.len() as u32);
+                }
+                n += 1;
+                continue;
+            }
             let before = b.body.len();
             f.before_event(&mut b.body, n as usize, ctx.time_ns);
             match f.embed {
@@ -530,11 +607,16 @@ impl Worker {
             }
             n += 1;
         }
-        f.finish(&mut b.body);
         self.scheduled += n;
-        b.events = n;
+        b.events = n - skipped;
         b.intended = due;
         b.attempts = 0;
+        if p.syslog.is_some() {
+            // Syslog has no request head: the batch is the framed messages.
+            b.head.clear();
+            return;
+        }
+        f.finish(&mut b.body);
         if f.gzip {
             self.gzip.compress(&b.body, &mut b.gz);
         }
@@ -544,21 +626,85 @@ impl Worker {
 
     fn write(&mut self, p: &WorkerPlan, i: usize, now: Instant) {
         let Some(slot) = self.links[i].batch else {
+            if self.links[i].conn.pending_tls() && self.links[i].conn.flush().is_err() {
+                self.connection_lost(i, now);
+            }
             return;
         };
+        if p.mode == Mode::SyslogUdp {
+            let b = &self.batches[slot];
+            let from = self.links[i].offset;
+            match self.links[i].udp.send_batch(&b.body, &b.ends, from) {
+                Ok(n) => {
+                    self.links[i].offset = n;
+                    if n >= self.batches[slot].ends.len() {
+                        self.written(i, slot, now);
+                    } else {
+                        self.links[i].blocked_since.get_or_insert(now);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                    p.abort.set(AbortReason::Unreachable(format!(
+                        "udp://{}: port unreachable (ICMP): nothing listens there",
+                        p.addr
+                    )));
+                }
+                Err(_) => self.connection_lost(i, now),
+            }
+            return;
+        }
         let wire = self.batches[slot].wire(p.framer.gzip);
         let total = wire[0].len() + wire[1].len();
         let off = self.links[i].offset;
-        if off >= total {
-            return;
-        }
-        match self.links[i].conn.write_from(wire, off) {
-            Ok(n) => self.links[i].offset = n,
+        let result = if off >= total {
+            self.links[i].conn.flush().map(|_| off)
+        } else {
+            self.links[i].conn.write_from(wire, off)
+        };
+        match result {
+            Ok(n) => {
+                self.links[i].offset = n;
+                if n < total || self.links[i].conn.pending_tls() {
+                    self.links[i].blocked_since.get_or_insert(now);
+                } else if p.mode == Mode::SyslogStream {
+                    self.written(i, slot, now);
+                }
+            }
             Err(_) => self.connection_lost(i, now),
         }
     }
 
+    /// A syslog batch is fully handed to the kernel: that is all syslog can tell.
+    fn written(&mut self, i: usize, slot: usize, now: Instant) {
+        let b = &mut self.batches[slot];
+        self.counters.events_accepted += b.events;
+        self.counters.batches_accepted += 1;
+        let lat = now.saturating_duration_since(b.intended).as_micros() as u64;
+        let svc = now.saturating_duration_since(b.attempt_write).as_micros() as u64;
+        self.latency.saturating_record(lat.clamp(1, MAX_LATENCY_US));
+        self.service.saturating_record(svc.clamp(1, MAX_LATENCY_US));
+        b.state = SlotState::Free;
+        let l = &mut self.links[i];
+        if let Some(since) = l.blocked_since.take() {
+            self.counters.send_blocked_ns += now.saturating_duration_since(since).as_nanos() as u64;
+        }
+        l.batch = None;
+        l.offset = 0;
+    }
+
     fn read(&mut self, p: &mut WorkerPlan, i: usize, now: Instant) {
+        match p.mode {
+            Mode::SyslogUdp => return,
+            Mode::SyslogStream => {
+                // Receivers send nothing; reading shows when they close.
+                match self.links[i].conn.discard_input() {
+                    Ok(ReadStatus::Drained) => {}
+                    Ok(ReadStatus::Eof) | Err(_) => self.connection_lost(i, now),
+                }
+                return;
+            }
+            Mode::Http => {}
+        }
         let status = match self.links[i].conn.read_available() {
             Ok(s) => s,
             Err(_) => {
@@ -688,6 +834,8 @@ impl Worker {
         let registry = self.poll.registry();
         let l = &mut self.links[i];
         l.conn.close(registry);
+        l.udp.close(registry);
+        l.blocked_since = None;
         l.reconnect_at = now + delay;
         if let Some(b) = l.batch.take() {
             if Some(b) == self.ack_slot {

@@ -115,6 +115,7 @@ pub fn weekday(days: i64) -> u32 {
 }
 
 /// Writes timestamps in one format, caching the part that only changes once a second.
+#[derive(Clone)]
 pub struct TsWriter {
     format: TsFormat,
     cached_sec: i64,

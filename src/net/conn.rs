@@ -1,5 +1,6 @@
 //! One client connection on mio: an explicit non-blocking connect (`Connecting` until the
-//! socket is writable and has no pending error), writes that stop at `WouldBlock` and keep
+//! socket is writable and has no pending error), an optional TLS session driven without
+//! blocking (`Handshaking` until rustls is done), writes that stop at `WouldBlock` and keep
 //! their offset, reads into the connection's `ResponseReader`, and a close that deregisters.
 //! Errors are values for the worker to count, never panics.
 
@@ -8,13 +9,16 @@ use std::net::SocketAddr;
 
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
+use rustls::ClientConnection;
 
 use crate::net::http::ResponseReader;
+use crate::net::tls::{TlsClient, describe};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
     Closed,
     Connecting,
+    Handshaking,
     Open,
 }
 
@@ -22,6 +26,7 @@ pub struct Conn {
     pub token: Token,
     pub state: State,
     stream: Option<TcpStream>,
+    tls: Option<ClientConnection>,
     pub reader: ResponseReader,
 }
 
@@ -34,18 +39,44 @@ pub enum ReadStatus {
     Eof,
 }
 
+/// Why a connection could not be set up.
+#[derive(Debug)]
+pub enum ConnectError {
+    Io(io::Error),
+    /// The TLS handshake failed; the text names why (expired, unknown issuer, name mismatch).
+    Tls(String),
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectError::Io(e) => write!(f, "{e}"),
+            ConnectError::Tls(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Plaintext rustls may hold before it has written it out as TLS records.
+const TLS_BUFFER: usize = 256 * 1024;
+
 impl Conn {
     pub fn new(token: Token) -> Self {
         Conn {
             token,
             state: State::Closed,
             stream: None,
+            tls: None,
             reader: ResponseReader::new(),
         }
     }
 
-    /// Starts a non-blocking connect to `addr`.
-    pub fn connect(&mut self, addr: SocketAddr, registry: &Registry) -> io::Result<()> {
+    /// Starts a non-blocking connect to `addr`; with `tls`, a TLS session follows.
+    pub fn connect(
+        &mut self,
+        addr: SocketAddr,
+        tls: Option<&TlsClient>,
+        registry: &Registry,
+    ) -> io::Result<()> {
         self.close(registry);
         let mut s = TcpStream::connect(addr)?;
         s.set_nodelay(true)?;
@@ -53,45 +84,112 @@ impl Conn {
         self.stream = Some(s);
         self.state = State::Connecting;
         self.reader.clear();
+        if let Some(t) = tls {
+            let mut c = ClientConnection::new(t.config.clone(), t.server_name.clone())
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            c.set_buffer_limit(Some(TLS_BUFFER));
+            self.tls = Some(c);
+        }
         Ok(())
     }
 
-    /// On a writable event while connecting: `Ok(true)` once connected, `Ok(false)` while still
-    /// in progress, `Err` when the connect failed (refused, unreachable…).
-    pub fn finish_connect(&mut self) -> io::Result<bool> {
-        let Some(s) = &self.stream else {
-            return Err(io::ErrorKind::NotConnected.into());
-        };
-        if let Some(e) = s.take_error()? {
-            return Err(e);
-        }
-        match s.peer_addr() {
-            Ok(_) => {
-                self.state = State::Open;
-                Ok(true)
+    /// Drives the setup on readiness: `Ok(true)` once open (TCP connected and, with TLS, the
+    /// handshake done), `Ok(false)` while in progress.
+    pub fn progress(&mut self) -> Result<bool, ConnectError> {
+        if self.state == State::Connecting {
+            let Some(s) = &self.stream else {
+                return Err(ConnectError::Io(io::ErrorKind::NotConnected.into()));
+            };
+            if let Some(e) = s.take_error().map_err(ConnectError::Io)? {
+                return Err(ConnectError::Io(e));
             }
-            Err(e) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
-            Err(e) => Err(e),
+            match s.peer_addr() {
+                Ok(_) => {
+                    self.state = if self.tls.is_some() {
+                        State::Handshaking
+                    } else {
+                        State::Open
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotConnected => return Ok(false),
+                Err(e) => return Err(ConnectError::Io(e)),
+            }
+        }
+        if self.state == State::Handshaking {
+            self.drive_tls()?;
+            if self.tls.as_ref().is_some_and(|t| !t.is_handshaking()) {
+                self.state = State::Open;
+            }
+        }
+        Ok(self.state == State::Open)
+    }
+
+    /// Moves TLS records both ways until the socket would block.
+    fn drive_tls(&mut self) -> Result<(), ConnectError> {
+        let (Some(s), Some(t)) = (&mut self.stream, &mut self.tls) else {
+            return Ok(());
+        };
+        loop {
+            let mut progressed = false;
+            while t.wants_write() {
+                match t.write_tls(s) {
+                    Ok(0) => break,
+                    Ok(_) => progressed = true,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => return Err(ConnectError::Io(e)),
+                }
+            }
+            if t.wants_read() {
+                match t.read_tls(s) {
+                    Ok(0) => {
+                        return Err(ConnectError::Tls(
+                            "the server closed the connection during the TLS handshake".into(),
+                        ));
+                    }
+                    Ok(_) => {
+                        progressed = true;
+                        if let Err(e) = t.process_new_packets() {
+                            // Send the alert before giving up, as a well-behaved client does.
+                            let _ = t.write_tls(s);
+                            return Err(ConnectError::Tls(describe(&e)));
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(ConnectError::Io(e)),
+                }
+            }
+            if !progressed || !t.is_handshaking() && !t.wants_write() {
+                return Ok(());
+            }
         }
     }
 
     /// Writes from `bufs` starting `offset` bytes in, until done or `WouldBlock`. Returns the
-    /// new offset.
+    /// new offset. (With TLS, bytes count once rustls has taken them; they reach the socket as
+    /// it drains, which `flush` continues.)
     pub fn write_from(&mut self, bufs: [&[u8]; 2], mut offset: usize) -> io::Result<usize> {
+        let total = bufs[0].len() + bufs[1].len();
+        if self.tls.is_some() {
+            while offset < total {
+                let slices = slices_from(bufs, offset);
+                let n = self
+                    .tls
+                    .as_mut()
+                    .map_or(Ok(0), |t| t.writer().write_vectored(&slices))?;
+                offset += n;
+                let flushed = self.flush()?;
+                if n == 0 && !flushed {
+                    break;
+                }
+            }
+            self.flush()?;
+            return Ok(offset);
+        }
         let Some(s) = &mut self.stream else {
             return Err(io::ErrorKind::NotConnected.into());
         };
-        let total = bufs[0].len() + bufs[1].len();
         while offset < total {
-            let slices = if offset < bufs[0].len() {
-                [IoSlice::new(&bufs[0][offset..]), IoSlice::new(bufs[1])]
-            } else {
-                [
-                    IoSlice::new(&bufs[1][offset - bufs[0].len()..]),
-                    IoSlice::new(&[]),
-                ]
-            };
-            match s.write_vectored(&slices) {
+            match s.write_vectored(&slices_from(bufs, offset)) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
                 Ok(n) => offset += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -102,11 +200,67 @@ impl Conn {
         Ok(offset)
     }
 
+    /// With TLS: writes pending records to the socket; `Ok(true)` if some went out.
+    pub fn flush(&mut self) -> io::Result<bool> {
+        let (Some(s), Some(t)) = (&mut self.stream, &mut self.tls) else {
+            return Ok(false);
+        };
+        let mut any = false;
+        while t.wants_write() {
+            match t.write_tls(s) {
+                Ok(0) => break,
+                Ok(_) => any = true,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(any)
+    }
+
+    /// Whether written bytes are still waiting in the TLS session for the socket.
+    pub fn pending_tls(&self) -> bool {
+        self.tls.as_ref().is_some_and(|t| t.wants_write())
+    }
+
     /// Reads everything available into the response reader.
     pub fn read_available(&mut self) -> io::Result<ReadStatus> {
         let Some(s) = &mut self.stream else {
             return Err(io::ErrorKind::NotConnected.into());
         };
+        if let Some(t) = &mut self.tls {
+            let mut eof = false;
+            loop {
+                match t.read_tls(s) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(_) => {
+                        t.process_new_packets()
+                            .map_err(|e| io::Error::other(describe(&e)))?;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            loop {
+                match t.reader().read(self.reader.spare()) {
+                    Ok(0) => return Ok(ReadStatus::Eof),
+                    Ok(n) => self.reader.filled(n),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                        return Ok(ReadStatus::Eof);
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            return Ok(if eof {
+                ReadStatus::Eof
+            } else {
+                ReadStatus::Drained
+            });
+        }
         loop {
             match s.read(self.reader.spare()) {
                 Ok(0) => return Ok(ReadStatus::Eof),
@@ -118,15 +272,38 @@ impl Conn {
         }
     }
 
+    /// Reads and drops whatever the peer sends (syslog receivers send nothing); reports EOF.
+    pub fn discard_input(&mut self) -> io::Result<ReadStatus> {
+        let r = self.read_available();
+        self.reader.clear();
+        r
+    }
+
     pub fn close(&mut self, registry: &Registry) {
         if let Some(mut s) = self.stream.take() {
             let _ = registry.deregister(&mut s);
         }
+        self.tls = None;
         self.state = State::Closed;
         self.reader.clear();
     }
 
     pub fn is_open(&self) -> bool {
         self.state == State::Open
+    }
+
+    pub fn is_setting_up(&self) -> bool {
+        matches!(self.state, State::Connecting | State::Handshaking)
+    }
+}
+
+fn slices_from<'a>(bufs: [&'a [u8]; 2], offset: usize) -> [IoSlice<'a>; 2] {
+    if offset < bufs[0].len() {
+        [IoSlice::new(&bufs[0][offset..]), IoSlice::new(bufs[1])]
+    } else {
+        [
+            IoSlice::new(&bufs[1][offset - bufs[0].len()..]),
+            IoSlice::new(&[]),
+        ]
     }
 }

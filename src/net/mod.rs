@@ -3,3 +3,5 @@
 
 pub mod conn;
 pub mod http;
+pub mod tls;
+pub mod udp;

@@ -89,6 +89,13 @@ pub struct Summary {
     pub lag_ms_mean: f64,
     /// Events the schedule wanted that were never sent (the generator fell behind).
     pub shortfall_events: u64,
+    /// Time batches waited for room in a full socket buffer (the target reads slower).
+    pub send_blocked_ms: f64,
+    /// Syslog messages over `max_message_bytes`, counted and left out (never cut).
+    pub oversize_events: u64,
+    /// What "accepted" means: `acknowledged` (HTTP 2xx) or `written` (syslog: handed to the
+    /// kernel; syslog has no acknowledgement).
+    pub delivery: &'static str,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -267,6 +274,13 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
             0.0
         },
         shortfall_events: (r.target_events as u64).saturating_sub(c.events_sent),
+        send_blocked_ms: c.send_blocked_ns as f64 / 1e6,
+        oversize_events: c.oversize_events,
+        delivery: if cx.target.adapter == "syslog" {
+            "written"
+        } else {
+            "acknowledged"
+        },
     };
     let latency_ms = Latencies {
         intended: percentiles(&r.latency),

@@ -66,14 +66,32 @@ pub fn render(r: &Report) -> String {
         s.achieved_eps,
         s.eps_ratio * 100.0
     );
+    let accepted = if s.delivery == "written" {
+        "written"
+    } else {
+        "accepted"
+    };
     let _ = writeln!(
         o,
-        "events   sent {}, accepted {}, failed {} (success {:.3}%)",
+        "events   sent {}, {accepted} {}, failed {} (success {:.3}%){}",
         count(s.events_sent),
         count(s.events_accepted),
         count(s.events_failed),
-        s.success_rate * 100.0
+        s.success_rate * 100.0,
+        if s.delivery == "written" {
+            " — syslog has no acknowledgement: written means handed to the kernel"
+        } else {
+            ""
+        }
     );
+    if s.send_blocked_ms > 0.0 || s.oversize_events > 0 {
+        let _ = writeln!(
+            o,
+            "socket   blocked on a full send buffer {:.1} ms; oversize messages left out {}",
+            s.send_blocked_ms,
+            count(s.oversize_events)
+        );
+    }
     let _ = writeln!(
         o,
         "batches  sent {}, accepted {}, failed {}, retried {}; {} bytes",

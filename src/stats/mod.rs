@@ -39,6 +39,10 @@ pub struct Counters {
     pub lag_ns_max: u64,
     /// Events the schedule wanted by now that the worker has not sent yet (end of interval).
     pub backlog_events: u64,
+    /// Time batches spent waiting for room in a full socket buffer, ns.
+    pub send_blocked_ns: u64,
+    /// Syslog messages over `max_message_bytes`, left out (never cut).
+    pub oversize_events: u64,
     /// Responses by HTTP status (index = status code).
     pub status: [u64; 600],
     /// HEC response codes 0..=31.
@@ -67,6 +71,8 @@ impl Default for Counters {
             lag_ns_sum: 0,
             lag_ns_max: 0,
             backlog_events: 0,
+            send_blocked_ns: 0,
+            oversize_events: 0,
             status: [0; 600],
             hec_codes: [0; 32],
         }
@@ -95,6 +101,8 @@ impl Counters {
         self.lag_ns_sum += o.lag_ns_sum;
         self.lag_ns_max = self.lag_ns_max.max(o.lag_ns_max);
         self.backlog_events += o.backlog_events;
+        self.send_blocked_ns += o.send_blocked_ns;
+        self.oversize_events += o.oversize_events;
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
             *a += b;
         }

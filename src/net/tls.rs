@@ -1,0 +1,195 @@
+//! TLS for client connections (syslog over TLS, HTTPS) with rustls and the ring provider:
+//! building the client configuration once per run from `target.tls` (webpki roots plus
+//! `ca_file`, client certificate, SNI name, verification off only on request), and naming a
+//! handshake failure the way an operator thinks of it (expired, unknown issuer, name mismatch).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, Error, RootCertStore, SignatureScheme,
+};
+
+use crate::config::schema::Tls;
+
+/// What a connection needs to start a TLS session.
+#[derive(Clone, Debug)]
+pub struct TlsClient {
+    pub config: Arc<ClientConfig>,
+    pub server_name: ServerName<'static>,
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Builds the client side for `host` (the url's host) from the config's `tls` block.
+pub fn client(tls: Option<&Tls>, host: &str) -> Result<TlsClient, String> {
+    let verify = tls.is_none_or(|t| t.verify);
+    let builder = ClientConfig::builder_with_provider(provider())
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|e| format!("TLS setup: {e}"))?;
+    let builder = if verify {
+        let mut roots = RootCertStore::empty();
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+        if let Some(ca) = tls.and_then(|t| t.ca_file.as_deref()) {
+            let certs =
+                read_certs(Path::new(ca)).map_err(|e| format!("target.tls.ca_file: {e}"))?;
+            for c in certs {
+                roots
+                    .add(c)
+                    .map_err(|e| format!("target.tls.ca_file {ca}: {e}"))?;
+            }
+        }
+        builder.with_root_certificates(roots)
+    } else {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerify(provider())))
+    };
+    let config = match tls.and_then(|t| t.client_cert.as_deref().zip(t.client_key.as_deref())) {
+        Some((cert, key)) => {
+            let chain =
+                read_certs(Path::new(cert)).map_err(|e| format!("target.tls.client_cert: {e}"))?;
+            let key = PrivateKeyDer::from_pem_file(key)
+                .map_err(|e| format!("target.tls.client_key {key}: {e}"))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| format!("target.tls client certificate: {e}"))?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    let name = tls
+        .and_then(|t| t.server_name.clone())
+        .unwrap_or_else(|| host.trim_matches(['[', ']']).to_string());
+    let server_name = ServerName::try_from(name.clone())
+        .map_err(|_| format!("{name:?} is not a valid TLS server name"))?;
+    Ok(TlsClient {
+        config: Arc::new(config),
+        server_name,
+    })
+}
+
+fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs: Result<Vec<_>, _> = CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .collect();
+    let certs = certs.map_err(|e| format!("{}: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!("{}: no PEM certificate in it", path.display()));
+    }
+    Ok(certs)
+}
+
+/// A handshake failure in an operator's words.
+pub fn describe(e: &Error) -> String {
+    match e {
+        Error::InvalidCertificate(c) => match c {
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                "the server's certificate has expired".into()
+            }
+            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+                "the server's certificate is not valid yet".into()
+            }
+            CertificateError::UnknownIssuer => {
+                "the server's certificate has an unknown issuer (not signed by a trusted CA; see target.tls.ca_file)".into()
+            }
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
+                "certificate name mismatch: the server's certificate is not valid for the name asked for (see target.tls.server_name)".into()
+            }
+            CertificateError::Revoked => "the server's certificate is revoked".into(),
+            other => format!("invalid server certificate: {other:?}"),
+        },
+        Error::AlertReceived(a) => format!("the server refused the handshake (TLS alert {a:?})"),
+        Error::NoCertificatesPresented => "the server presented no certificate".into(),
+        other => format!("TLS error: {other}"),
+    }
+}
+
+/// `tls.verify: false`: accept any certificate (the run prints a warning).
+#[derive(Debug)]
+struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_operator_words() {
+        assert!(
+            describe(&Error::InvalidCertificate(CertificateError::Expired)).contains("expired")
+        );
+        assert!(
+            describe(&Error::InvalidCertificate(CertificateError::UnknownIssuer))
+                .contains("unknown issuer")
+        );
+        assert!(
+            describe(&Error::InvalidCertificate(
+                CertificateError::NotValidForName
+            ))
+            .contains("name mismatch")
+        );
+    }
+
+    #[test]
+    fn bad_ca_file_is_named() {
+        let t = Tls {
+            verify: true,
+            ca_file: Some("/nonexistent/ca.pem".into()),
+            client_cert: None,
+            client_key: None,
+            server_name: None,
+        };
+        let e = client(Some(&t), "localhost").unwrap_err();
+        assert!(e.contains("target.tls.ca_file"), "{e}");
+        assert!(client(None, "127.0.0.1").is_ok());
+    }
+}

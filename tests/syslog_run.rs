@@ -1,0 +1,211 @@
+//! End to end: `ingestbench run` with the syslog adapter against listeners in this test
+//! (TCP with octet counting and with LF framing, UDP), checking that every event arrives once,
+//! framed as configured, and that a closed UDP port aborts the run (exit 6). Real syslog
+//! servers are in tests/syslog_peers.rs.
+
+mod support;
+
+use std::io::Read;
+use std::net::{TcpListener, UdpSocket};
+use std::time::Duration;
+
+use support::{all, run_json, write_config};
+
+fn syslog_config(url: &str, framing: &str, source: &str, total: u32) -> String {
+    format!(
+        "schema_version: \"1.0\"\ntarget:\n  adapter: syslog\n  url: \"{url}\"\n  syslog: {{ framing: {framing}, format: rfc5424, app_name: ibtest, facility: local3 }}\n  batch: {{ max_events: 100 }}\nsource: {{ id: {source} }}\nworkload: {{ eps: 4000, stop: {{ total_events: {total} }} }}\n"
+    )
+}
+
+/// Splits a TCP byte stream into messages by its framing.
+fn split(stream: &[u8], octet: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = stream;
+    while !rest.is_empty() {
+        if octet {
+            let sp = rest.iter().position(|b| *b == b' ').expect("length prefix");
+            let n: usize = std::str::from_utf8(&rest[..sp])
+                .unwrap()
+                .parse()
+                .expect("decimal length");
+            out.push(String::from_utf8(rest[sp + 1..sp + 1 + n].to_vec()).unwrap());
+            rest = &rest[sp + 1 + n..];
+        } else {
+            let nl = rest.iter().position(|b| *b == b'\n').expect("LF");
+            out.push(String::from_utf8(rest[..nl].to_vec()).unwrap());
+            rest = &rest[nl + 1..];
+        }
+    }
+    out
+}
+
+/// Accepts connections until the listener times out, collecting every byte.
+fn collect_tcp(l: TcpListener) -> std::thread::JoinHandle<Vec<Vec<u8>>> {
+    l.set_nonblocking(false).unwrap();
+    std::thread::spawn(move || {
+        let mut streams = Vec::new();
+        let mut handles = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        l.set_nonblocking(true).unwrap();
+        while std::time::Instant::now() < deadline {
+            match l.accept() {
+                Ok((mut c, _)) => handles.push(std::thread::spawn(move || {
+                    c.set_nonblocking(false).unwrap();
+                    c.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+                    let mut v = Vec::new();
+                    let _ = c.read_to_end(&mut v);
+                    v
+                })),
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+            if handles.len() >= 4 {
+                break;
+            }
+        }
+        for h in handles {
+            streams.push(h.join().unwrap());
+        }
+        streams
+    })
+}
+
+fn seqs(messages: &[String]) -> Vec<u64> {
+    let mut v: Vec<u64> = messages
+        .iter()
+        .map(|m| {
+            let at = m.find("seq").unwrap_or_else(|| panic!("no tag in {m}"));
+            m[at..]
+                .chars()
+                .skip_while(|c| !c.is_ascii_digit())
+                .take_while(|c| c.is_ascii_digit())
+                .collect::<String>()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn tcp_octet_counting_and_lf_deliver_every_event_once() {
+    for (framing, octet, source) in [
+        ("octet-counting", true, "linux.syslog"),
+        ("lf", false, "firewall.traffic"),
+    ] {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let got = collect_tcp(l);
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = write_config(
+            tmp.path(),
+            "c.yaml",
+            &syslog_config(&format!("tcp://127.0.0.1:{port}"), framing, source, 3000),
+        );
+        let (o, v) = run_json(&cfg, 1, 4);
+        assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+        assert_eq!(v["summary"]["events_accepted"], 3000);
+        assert_eq!(v["summary"]["delivery"], "written");
+        let streams = got.join().unwrap();
+        let messages: Vec<String> = streams.iter().flat_map(|s| split(s, octet)).collect();
+        assert_eq!(messages.len(), 3000, "{framing}");
+        assert_eq!(
+            seqs(&messages),
+            (0..3000).collect::<Vec<u64>>(),
+            "{framing}: every seq once"
+        );
+        for m in &messages {
+            assert!(m.starts_with('<'), "{m}");
+            if source == "firewall.traffic" {
+                // A JSON pack: the event is the MSG of an RFC 5424 message from this config.
+                assert!(m.starts_with("<158>1 "), "facility local3 (19*8+6): {m}");
+                assert!(m.contains(" ibtest "), "{m}");
+                let json = &m[m.find(" - {").unwrap() + 3..];
+                serde_json::from_str::<serde_json::Value>(json)
+                    .unwrap_or_else(|e| panic!("{e}: {json}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn udp_one_datagram_per_event() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    rx.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let port = rx.local_addr().unwrap().port();
+    let reader = std::thread::spawn(move || {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = rx.recv(&mut buf) {
+            got.push(String::from_utf8(buf[..n].to_vec()).unwrap());
+        }
+        got
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        &syslog_config(
+            &format!("udp://127.0.0.1:{port}"),
+            "octet-counting",
+            "linux.syslog",
+            2000,
+        ),
+    );
+    let (o, v) = run_json(&cfg, 1, 2);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    assert_eq!(v["summary"]["events_accepted"], 2000);
+    let got = reader.join().unwrap();
+    // Loopback UDP with a large receive buffer at 4,000/s: nothing should be dropped.
+    assert_eq!(got.len(), 2000);
+    assert!(
+        got.iter().all(|m| m.starts_with('<') && !m.ends_with('\n')),
+        "datagrams carry bare messages"
+    );
+    assert_eq!(seqs(&got), (0..2000).collect::<Vec<u64>>());
+}
+
+#[test]
+fn oversize_messages_are_counted_not_cut() {
+    let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = rx.local_addr().unwrap().port();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        &format!(
+            "schema_version: \"1.0\"\ntarget:\n  adapter: syslog\n  url: \"udp://127.0.0.1:{port}\"\n  syslog: {{ max_message_bytes: 1KB }}\nsource: {{ id: windows.security }}\nworkload: {{ eps: 1000, stop: {{ total_events: 200 }} }}\n"
+        ),
+    );
+    let (o, v) = run_json(&cfg, 1, 1);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    // Windows Security events are ~4 KB: every one is over 1 KB and left out, and said so.
+    let s = &v["summary"];
+    assert_eq!(s["oversize_events"], 200, "{s}");
+    assert_eq!(s["events_accepted"], 0, "nothing oversize is written: {s}");
+    assert_eq!(s["events_failed"], 200, "{s}");
+    drop(rx);
+}
+
+#[test]
+fn closed_udp_port_aborts_with_exit_6() {
+    let port = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        &syslog_config(
+            &format!("udp://127.0.0.1:{port}"),
+            "octet-counting",
+            "linux.syslog",
+            100_000,
+        ),
+    );
+    let (o, _) = run_json(&cfg, 1, 1);
+    assert_eq!(o.status.code(), Some(6), "{}", all(&o));
+    assert!(all(&o).contains("port unreachable"), "{}", all(&o));
+}
