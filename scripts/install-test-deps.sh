@@ -67,7 +67,7 @@ fi
 # The tests run it as
 #   LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu:$R/lib/x86_64-linux-gnu \
 #     $R/usr/sbin/rsyslogd -M $R/usr/lib/x86_64-linux-gnu/rsyslog -f CONF -i PIDFILE -n
-peers_dir=${INGESTBENCH_PEERS_DIR:-$HOME/.cache/ingestbench-peers}
+peers_dir=${INGESTBENCH_PEERS_DIR:-${HOME:-/root}/.cache/ingestbench-peers}
 rsyslog_root=$peers_dir/rsyslog
 if [ ! -x "$rsyslog_root/usr/sbin/rsyslogd" ]; then
   echo "unpacking rsyslog into $rsyslog_root"

@@ -65,7 +65,9 @@ pub fn nginx_bin() -> Option<PathBuf> {
 pub fn rsyslog_root() -> Option<PathBuf> {
     let base = match std::env::var_os("INGESTBENCH_PEERS_DIR") {
         Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/ingestbench-peers"),
+        // As scripts/install-test-deps.sh: ${HOME:-/root}.
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
+            .join(".cache/ingestbench-peers"),
     };
     let root = base.join("rsyslog");
     root.join("usr/sbin/rsyslogd").is_file().then_some(root)
@@ -349,17 +351,22 @@ impl PeerProc {
             .collect()
     }
 
-    /// Waits until the peer wrote at least `n` messages (or `timeout` passed, whichever is
-    /// first), then a little longer to catch any extra ones (duplicates), and returns all.
+    /// Waits until the peer wrote at least `n` messages, then a little longer to catch any
+    /// extra ones (duplicates), and returns all. Gives up after `timeout`, or once nothing new
+    /// arrived for 5 s (call it after the sender is done: the rest is not coming).
     pub fn wait_records(&self, n: usize, timeout: Duration) -> Vec<Record> {
         let deadline = Instant::now() + timeout;
+        let (mut seen, mut changed) = (usize::MAX, Instant::now());
         loop {
             let r = self.records();
             if r.len() >= n {
                 std::thread::sleep(Duration::from_millis(300));
                 return self.records();
             }
-            if Instant::now() >= deadline {
+            if r.len() != seen {
+                (seen, changed) = (r.len(), Instant::now());
+            }
+            if Instant::now() >= deadline || changed.elapsed() > Duration::from_secs(5) {
                 return r;
             }
             std::thread::sleep(Duration::from_millis(50));
