@@ -61,15 +61,20 @@ pub fn nginx_bin() -> Option<PathBuf> {
     first_existing(&["/usr/sbin/nginx", "/usr/bin/nginx"]).or_else(|| in_path("nginx"))
 }
 
-/// Where scripts/install-test-deps.sh unpacked rsyslog, when it did.
-pub fn rsyslog_root() -> Option<PathBuf> {
+/// Where scripts/install-test-deps.sh unpacks rsyslog:
+/// `${INGESTBENCH_PEERS_DIR:-${HOME:-/root}/.cache/ingestbench-peers}/rsyslog`.
+pub fn rsyslog_dir() -> PathBuf {
     let base = match std::env::var_os("INGESTBENCH_PEERS_DIR") {
         Some(d) => PathBuf::from(d),
-        // As scripts/install-test-deps.sh: ${HOME:-/root}.
         None => PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
             .join(".cache/ingestbench-peers"),
     };
-    let root = base.join("rsyslog");
+    base.join("rsyslog")
+}
+
+/// `rsyslog_dir()` when rsyslogd is unpacked there.
+pub fn rsyslog_root() -> Option<PathBuf> {
+    let root = rsyslog_dir();
     root.join("usr/sbin/rsyslogd").is_file().then_some(root)
 }
 
@@ -529,7 +534,7 @@ impl Rsyslog {
     /// is asked for and its gtls driver is missing, and `CI` is unset.
     pub fn start(dir: &Path, listen: Listen) -> Option<Rsyslog> {
         let root = require(
-            "rsyslog (unpacked into ~/.cache/ingestbench-peers/rsyslog)",
+            &format!("rsyslog (unpacked into {})", rsyslog_dir().display()),
             rsyslog_root(),
         )?;
         let moddir = root.join("usr/lib/x86_64-linux-gnu/rsyslog");
