@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs when it is missing, and nothing when it is all there:
-# the rustfmt and clippy components, and nginx (a real HTTP/1.1 reverse proxy for the run
-# tests) from Debian. Services are kept from starting on install: the tests start their own
-# nginx on 127.0.0.1 with a generated config and stop it by PID.
+# the rustfmt and clippy components; nginx (a real HTTP/1.1 and TLS reverse proxy) and
+# syslog-ng (syslog TCP/UDP/TLS receiver) from Debian; and rsyslog, which conflicts with
+# syslog-ng-core as a Debian package, unpacked (not installed) from its .debs into
+# ${INGESTBENCH_PEERS_DIR:-$HOME/.cache/ingestbench-peers}/rsyslog. Services are kept from
+# starting on install: the tests start their own peers on 127.0.0.1 with generated configs
+# and stop them by PID.
 set -euo pipefail
 
 need_component() {
@@ -15,6 +18,15 @@ need_component() {
 need_component fmt rustfmt
 need_component clippy clippy
 
+apt_updated=0
+apt_update() {
+  [ "$apt_updated" -eq 0 ] || return 0
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  apt_updated=1
+}
+
 apt_install() {
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -25,7 +37,7 @@ apt_install() {
     $sudo chmod +x "$policy"
     created=1
   fi
-  $sudo apt-get update -qq
+  apt_update
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@"
   [ "$created" -eq 0 ] || $sudo rm -f "$policy"
 }
@@ -37,4 +49,63 @@ if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
   if pgrep -x nginx >/dev/null 2>&1 && [ -f /run/nginx.pid ]; then
     kill "$(cat /run/nginx.pid)" 2>/dev/null || true
   fi
+fi
+
+# syslog-ng: syslog over TCP (octet counting and LF), UDP and TLS with strict RFC 5424 parsing.
+if ! command -v syslog-ng >/dev/null 2>&1 && [ ! -x /usr/sbin/syslog-ng ]; then
+  echo "installing syslog-ng"
+  apt_install syslog-ng-core
+  # If the package started the system syslog-ng anyway, stop it by its pidfile.
+  for pidfile in /run/syslog-ng.pid /var/run/syslog-ng.pid /var/lib/syslog-ng/syslog-ng.pid; do
+    if [ -f "$pidfile" ]; then
+      kill "$(cat "$pidfile")" 2>/dev/null || true
+    fi
+  done
+fi
+
+# rsyslog: downloaded and unpacked beside syslog-ng, never installed (the packages conflict).
+# The tests run it as
+#   LD_LIBRARY_PATH=$R/usr/lib/x86_64-linux-gnu:$R/lib/x86_64-linux-gnu \
+#     $R/usr/sbin/rsyslogd -M $R/usr/lib/x86_64-linux-gnu/rsyslog -f CONF -i PIDFILE -n
+peers_dir=${INGESTBENCH_PEERS_DIR:-${HOME:-/root}/.cache/ingestbench-peers}
+rsyslog_root=$peers_dir/rsyslog
+if [ ! -x "$rsyslog_root/usr/sbin/rsyslogd" ]; then
+  echo "unpacking rsyslog into $rsyslog_root"
+  debs=$peers_dir/debs
+  mkdir -p "$debs"
+  rm -f "$debs"/*.deb
+  apt_update
+  # As root, apt downloads into a folder its _apt user cannot write: say so, to keep it quiet.
+  apt_dl_opts=""
+  [ "$(id -u)" -ne 0 ] || apt_dl_opts="-o APT::Sandbox::User=root"
+  # rsyslogd and its TLS drivers, and the libraries they link that syslog-ng-core does not
+  # bring: libestr, libfastjson, liblognorm (and its own dependency libfastjson).
+  (cd "$debs" && apt-get download -qq $apt_dl_opts rsyslog rsyslog-gnutls rsyslog-openssl libestr0 libfastjson4 liblognorm5)
+  rm -rf "$rsyslog_root.tmp"
+  mkdir -p "$rsyslog_root.tmp"
+  for deb in "$debs"/*.deb; do
+    dpkg -x "$deb" "$rsyslog_root.tmp"
+  done
+  # Any other library rsyslogd or its modules need and this machine lacks: download and unpack.
+  libpath=$rsyslog_root.tmp/usr/lib/x86_64-linux-gnu:$rsyslog_root.tmp/lib/x86_64-linux-gnu
+  missing=$(for f in "$rsyslog_root.tmp/usr/sbin/rsyslogd" "$rsyslog_root.tmp"/usr/lib/x86_64-linux-gnu/rsyslog/*.so; do
+      LD_LIBRARY_PATH=$libpath ldd "$f" 2>/dev/null | awk '/not found/ { print $1 }'
+    done | sort -u)
+  for lib in $missing; do
+    # Debian names a shared library's package after its soname: libfoo.so.3 -> libfoo3,
+    # libfoo1.so.2 -> libfoo1-2.
+    base=${lib%%.so.*} ver=${lib##*.so.}
+    ver=${ver%%.*}
+    case $base in *[0-9]) pkg=$base-$ver ;; *) pkg=$base$ver ;; esac
+    pkg=$(echo "$pkg" | tr '[:upper:]_' '[:lower:]-')
+    if apt-cache show "$pkg" >/dev/null 2>&1; then
+      echo "rsyslog needs $lib: unpacking $pkg"
+      (cd "$debs" && apt-get download -qq $apt_dl_opts "$pkg")
+      for deb in "$debs"/"$pkg"_*.deb; do dpkg -x "$deb" "$rsyslog_root.tmp"; done
+    else
+      echo "warning: rsyslog needs $lib and no package $pkg was found" >&2
+    fi
+  done
+  rm -rf "$rsyslog_root"
+  mv "$rsyslog_root.tmp" "$rsyslog_root"
 fi

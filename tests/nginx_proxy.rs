@@ -25,8 +25,8 @@ struct Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // SIGTERM first: a SIGKILLed nginx master leaves its worker running.
+        support::stop_child(&mut self.child);
     }
 }
 

@@ -1,7 +1,10 @@
-//! Helpers shared by the end-to-end tests: the binary under test, output text, and an
-//! `ingestbench sink` child process (stopped by its PID when dropped).
+//! Helpers shared by the end-to-end tests: the binary under test, output text, an
+//! `ingestbench sink` child process (stopped by its PID when dropped), and real peers
+//! (syslog-ng, rsyslog, nginx with TLS) in `peers`.
 
 #![allow(dead_code)]
+
+pub mod peers;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -91,6 +94,28 @@ impl Drop for SinkProc {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Stops a child by its PID: SIGTERM, a bounded wait (5 s), then SIGKILL. A peer that forks
+/// (nginx's workers) needs the SIGTERM: killed outright, its master leaves the workers
+/// running with the listening socket.
+pub fn stop_child(child: &mut Child) {
+    if let Ok(Some(_)) = child.try_wait() {
+        return;
+    }
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        // SAFETY: kill(2) with our own child's PID and a valid signal number.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 pub fn write_config(dir: &Path, name: &str, body: &str) -> String {
