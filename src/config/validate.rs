@@ -456,7 +456,10 @@ fn tls_rules(tls: &Tls, t: &Target, r: &mut Reader) {
         if let Some(f) = v
             && !Path::new(f).is_file()
         {
-            r.warning(&format!("target.tls.{key}"), format!("{f} does not exist now; a run will need it"));
+            r.warning(
+                &format!("target.tls.{key}"),
+                format!("{f} does not exist now; a run will need it"),
+            );
         }
     }
     if let Some(sn) = &tls.server_name
