@@ -209,3 +209,23 @@ fn closed_udp_port_aborts_with_exit_6() {
     assert_eq!(o.status.code(), Some(6), "{}", all(&o));
     assert!(all(&o).contains("port unreachable"), "{}", all(&o));
 }
+
+#[test]
+fn builtin_sink_over_syslog_tcp_and_udp_verifies_delivery() {
+    for transport in ["tcp", "udp"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let cfg = write_config(
+            tmp.path(),
+            "c.yaml",
+            &format!(
+                "schema_version: \"1.0\"\ntarget:\n  adapter: syslog\n  url: builtin\n  syslog: {{ transport: {transport} }}\nsource: {{ id: firewall.cef.syslog }}\nworkload: {{ eps: 3000, stop: {{ total_events: 3000 }} }}\n"
+            ),
+        );
+        let (o, v) = run_json(&cfg, 1, 2);
+        assert_eq!(o.status.code(), Some(0), "{transport}: {}", all(&o));
+        let ver = &v["verification"];
+        assert_eq!(ver["distinct"], 3000, "{transport}: {ver}");
+        assert_eq!(ver["lost_events"], 0, "{transport}: {ver}");
+        assert_eq!(ver["duplicates"], 0, "{transport}: {ver}");
+    }
+}

@@ -230,24 +230,34 @@ pub fn run(a: Args) -> Exit {
     // The target: the built-in sink, or a url.
     let mut builtin: Option<sink::SinkHandle> = None;
     let ep = if cfg.target.url == "builtin" {
+        use crate::config::schema::SyslogTransport;
+        let any: std::net::SocketAddr = "127.0.0.1:0".parse().expect("literal address");
+        let syslog_udp = cfg.target.adapter == Adapter::Syslog
+            && cfg.target.syslog.as_ref().and_then(|s| s.transport) == Some(SyslogTransport::Udp);
         let sc = sink::SinkConfig {
-            http: "127.0.0.1:0".parse().expect("literal address"),
+            http: any,
             token: token.as_ref().map(|t| t.expose().to_string()),
             threads: 1,
             faults: sink::Faults::default(),
             hec_ack: cfg.target.hec.as_ref().is_some_and(|h| h.ack),
+            syslog_tcp: (cfg.target.adapter == Adapter::Syslog && !syslog_udp).then_some(any),
+            syslog_udp: syslog_udp.then_some(any),
             ..sink::SinkConfig::default()
         };
         match sink::start(sc) {
             Ok(h) => {
-                let addr = h.addr();
+                let (addr, scheme) = match (h.syslog_tcp_addr(), h.syslog_udp_addr()) {
+                    (Some(a), _) => (a, "tcp"),
+                    (_, Some(a)) => (a, "udp"),
+                    _ => (h.addr(), "http"),
+                };
                 builtin = Some(h);
                 Endpoint {
                     host: "127.0.0.1".into(),
                     host_port: addr.to_string(),
                     addr,
                     path: "/ingest".into(),
-                    scheme: "http".into(),
+                    scheme: scheme.into(),
                 }
             }
             Err(e) => return fail(&format!("cannot start the built-in sink: {e}")),

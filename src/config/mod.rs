@@ -112,15 +112,20 @@ mod tests {
     }
 
     #[test]
-    fn syslog_transport_follows_url_and_builtin_is_http_only() {
+    fn syslog_transport_follows_url_and_builtin_takes_tcp_or_udp() {
         let ok = BASE.replace(
             "target: { url: builtin }",
             "target: { adapter: syslog, url: \"udp://127.0.0.1:514\", syslog: { transport: udp } }",
         );
         assert!(load(&ok).config.is_some());
-        let bad = BASE.replace(
+        let tcp = BASE.replace(
             "target: { url: builtin }",
             "target: { adapter: syslog, url: builtin }",
+        );
+        assert!(load(&tcp).config.is_some());
+        let bad = BASE.replace(
+            "target: { url: builtin }",
+            "target: { adapter: syslog, url: builtin, syslog: { transport: tls } }",
         );
         assert!(messages(&load(&bad))[0].starts_with("target.url"));
         let noport = BASE.replace(

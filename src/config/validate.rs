@@ -145,8 +145,9 @@ fn scheme_of(url: &str) -> Option<String> {
 fn url(t: &Target, r: &mut Reader) {
     let path = "target.url";
     if t.url == "builtin" {
-        if t.adapter == Adapter::Syslog {
-            r.error(path, "the built-in sink speaks HTTP (lphc, generic-hec); give a syslog url such as tcp://127.0.0.1:5514");
+        let tls = t.syslog.as_ref().and_then(|s| s.transport) == Some(SyslogTransport::Tls);
+        if tls {
+            r.error(path, "the built-in sink takes syslog over TCP or UDP in process; for TLS run `ingestbench sink --syslog-tls` and give its tls:// url");
         }
         return;
     }
