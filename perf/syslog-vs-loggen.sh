@@ -58,3 +58,22 @@ ratio = ib / lg if lg > 0 else float('nan')
 print(f"{t}: ingestbench {ib:,.0f} msg/s, loggen {lg:,.0f} msg/s, ratio {ratio:.2f}x")
 PY
 done
+
+# TLS as a share of plain TCP: both into one `ingestbench sink` (the null sink speaks no TLS),
+# same pack, same settings.
+certs="$work/certs"
+scripts/make-test-certs.sh "$certs" > /dev/null
+taskset -c 0 "$bin" sink --http 127.0.0.1:0 --syslog-tcp 127.0.0.1:0 --syslog-tls 127.0.0.1:0 \
+  --tls-cert "$certs/server.pem" --tls-key "$certs/server.key" --threads 1 --duration $((secs * 3 + 20))s \
+  2> "$work/sink.err" > /dev/null &
+sink=$!
+for _ in $(seq 100); do grep -q "syslog+tls" "$work/sink.err" 2>/dev/null && break; sleep 0.05; done
+tcp_port=$(sed -n 's/.*syslog+tcp:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/sink.err")
+tls_port=$(sed -n 's/.*syslog+tls:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/sink.err")
+tcp=$(run_ib tcp "$tcp_port")
+sed -i "s|url: \"tcp://127.0.0.1:$tcp_port\"|url: \"tls://127.0.0.1:$tls_port\"\n  tls: { ca_file: \"$certs/ca.pem\", server_name: localhost }|" "$work/ib.yaml"
+taskset -c 1 "$bin" run --config "$work/ib.yaml" --threads 1 --no-pin --output json > "$work/ib-tls.json"
+tls=$(python3 -c "import json; r=json.load(open('$work/ib-tls.json')); print(r['summary']['events_accepted']/r['duration_s'])")
+kill "$sink" 2>/dev/null || true
+wait "$sink" 2>/dev/null || true
+python3 -c "print(f'tls: {float($tls):,.0f} msg/s vs tcp {float($tcp):,.0f} msg/s into the built-in sink: {100*float($tls)/float($tcp):.0f}% of plain TCP')"
