@@ -229,3 +229,49 @@ fn builtin_sink_over_syslog_tcp_and_udp_verifies_delivery() {
         assert_eq!(ver["duplicates"], 0, "{transport}: {ver}");
     }
 }
+
+#[test]
+fn mutual_tls_with_a_client_certificate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let certs = tmp.path().join("certs");
+    let ok = std::process::Command::new("scripts/make-test-certs.sh")
+        .arg(&certs)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    let sink = ingestbench::sink::start(ingestbench::sink::SinkConfig {
+        threads: 1,
+        syslog_tls: Some(any),
+        tls: Some(ingestbench::sink::SinkTls {
+            cert: certs.join("server.pem"),
+            key: certs.join("server.key"),
+            client_ca: Some(certs.join("ca.pem")),
+        }),
+        ..Default::default()
+    })
+    .unwrap();
+    let port = sink.syslog_tls_addr().unwrap().port();
+    let c = |f: &str| certs.join(f).display().to_string();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        &format!(
+            "schema_version: \"1.0\"\ntarget:\n  adapter: syslog\n  url: \"tls://127.0.0.1:{port}\"\n  tls: {{ ca_file: \"{}\", server_name: localhost, client_cert: \"{}\", client_key: \"{}\" }}\nsource: {{ id: linux.syslog }}\nworkload: {{ eps: 3000, stop: {{ total_events: 3000 }} }}\n",
+            c("ca.pem"),
+            c("client.pem"),
+            c("client.key")
+        ),
+    );
+    let (o, v) = run_json(&cfg, 1, 2);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let stats = sink.shutdown();
+    let run = &stats.runs[v["run_id"].as_str().unwrap()];
+    assert_eq!(run.distinct, 3000, "{stats:?}");
+    assert_eq!(run.duplicates, 0);
+    assert_eq!(stats.tls_handshake_errors, 0);
+}
