@@ -20,19 +20,19 @@ impl Sink for Vec<u8> {
 }
 
 /// Appends `s` to `out`. Templates are mostly short pieces (`","`, `"\":\""`), and a call
-/// into the C library's memcpy per piece costs more than the copy, so slices of up to 64 bytes
+/// into the C library's memcpy per piece costs more than the copy, so slices of up to 256 bytes
 /// are copied inline with overlapping unaligned moves.
 #[inline(always)]
 pub fn append(out: &mut Vec<u8>, s: &[u8]) {
     let n = s.len();
-    if n > 64 {
+    if n > 256 {
         out.extend_from_slice(s);
         return;
     }
-    out.reserve(64);
+    out.reserve(256);
     let len = out.len();
-    // SAFETY: `reserve(64)` leaves at least 64 writable bytes after `len`; every move below
-    // writes within the first `n <= 64` of them and reads within `s`.
+    // SAFETY: `reserve(256)` leaves at least 256 writable bytes after `len`; every move below
+    // writes within the first `n <= 256` of them and reads within `s`.
     unsafe {
         let dst = out.as_mut_ptr().add(len);
         let src = s.as_ptr();
@@ -204,8 +204,8 @@ mod tests {
 
     #[test]
     fn append_copies_every_length_exactly() {
-        let src: Vec<u8> = (0..100u8).collect();
-        for n in 0..=100 {
+        let src: Vec<u8> = (0..=255u8).chain(0..=255u8).collect();
+        for n in 0..=300 {
             let mut out = b"xy".to_vec();
             append(&mut out, &src[..n]);
             assert_eq!(&out[..2], b"xy");

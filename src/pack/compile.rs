@@ -297,6 +297,7 @@ pub fn compile(
             }
         }
         if ok {
+            fuse(&mut ev, &mut tables);
             events.push(ev);
         }
     }
@@ -327,6 +328,80 @@ pub fn compile(
         return Err(trial);
     }
     Ok((pack, warnings))
+}
+
+/// Tables with more entries than this are never copied for fusion (entity pools can be large).
+const FUSE_MAX_ENTRIES: usize = 4096;
+/// Longest literal folded into a table's entries.
+const FUSE_MAX_LITERAL: usize = 64;
+
+/// Fewer, larger ops: rendering cost is mostly per op. Two string sites of the same slot with
+/// a short literal between them (`{{app.name}},{{app.port}}`) become one table of joined
+/// entries, and a short literal right after a string site is folded into its entries. Only
+/// small tables (choice values, small pools) are copied; the bytes rendered do not change.
+fn fuse(ev: &mut CompiledEvent, tables: &mut Vec<StrTable>) {
+    let small = |tables: &Vec<StrTable>, t: u32| tables[t as usize].len() <= FUSE_MAX_ENTRIES;
+    let mut out: Vec<Op> = Vec::with_capacity(ev.ops.len());
+    for op in ev.ops.drain(..) {
+        // Str(s, a) [Lit l] + Str(s, b) → Str(s, a + l + b)
+        if let Op::Str { slot, table: b } = op {
+            let n = out.len();
+            let (prev, lit) = match out.as_slice() {
+                [.., Op::Str { slot: s, table: a }, Op::Lit { start, end }] if *s == slot => {
+                    (Some((n - 2, *a)), (*start as usize, *end as usize))
+                }
+                [.., Op::Str { slot: s, table: a }] if *s == slot => (Some((n - 1, *a)), (0, 0)),
+                _ => (None, (0, 0)),
+            };
+            if let Some((at, a)) = prev
+                && lit.1 - lit.0 <= FUSE_MAX_LITERAL
+                && small(tables, a)
+                && small(tables, b)
+                && tables[a as usize].len() == tables[b as usize].len()
+            {
+                let mut t = StrTable::default();
+                let mut joined = Vec::new();
+                for i in 0..tables[a as usize].len() {
+                    joined.clear();
+                    joined.extend_from_slice(tables[a as usize].get(i));
+                    joined.extend_from_slice(&ev.lit[lit.0..lit.1]);
+                    joined.extend_from_slice(tables[b as usize].get(i));
+                    t.push(&joined);
+                }
+                tables.push(t);
+                out.truncate(at);
+                out.push(Op::Str {
+                    slot,
+                    table: (tables.len() - 1) as u32,
+                });
+                continue;
+            }
+        }
+        // Str(s, a) + Lit l → Str(s, a + l)
+        if let Op::Lit { start, end } = op
+            && let Some(Op::Str { slot, table: a }) = out.last().cloned()
+            && (end - start) as usize <= FUSE_MAX_LITERAL
+            && small(tables, a)
+        {
+            let mut t = StrTable::default();
+            let mut joined = Vec::new();
+            for i in 0..tables[a as usize].len() {
+                joined.clear();
+                joined.extend_from_slice(tables[a as usize].get(i));
+                joined.extend_from_slice(&ev.lit[start as usize..end as usize]);
+                t.push(&joined);
+            }
+            tables.push(t);
+            out.pop();
+            out.push(Op::Str {
+                slot,
+                table: (tables.len() - 1) as u32,
+            });
+            continue;
+        }
+        out.push(op);
+    }
+    ev.ops = out;
 }
 
 /// Looks `name` up among the event's fields, then the pack's; returns the definition and a key
