@@ -456,6 +456,42 @@ fn syslog_over_tls_both_framings_and_odd_writes() {
     s.shutdown();
 }
 
+#[test]
+fn a_tls_sender_that_never_reads_and_closes_at_once_loses_nothing() {
+    // A syslog client never reads. Anything the sink sent it after the handshake (TLS 1.3
+    // session tickets) would sit unread, its close would be a reset, and the sink's kernel
+    // would drop the last messages the sink had not read yet.
+    let certs = Certs::make();
+    let s = start(SinkConfig {
+        syslog_tls: local0(),
+        tls: Some(certs.server(false)),
+        threads: 1,
+        ..SinkConfig::default()
+    });
+    let mut stream = Vec::new();
+    for seq in 0..60_000 {
+        stream.extend(octet(&msg("r-rst", 5, seq)));
+    }
+    for _ in 0..2 {
+        let mut c = tls_connect(
+            s.syslog_tls_addr().unwrap(),
+            client_config(&certs, "ca.pem", None),
+        )
+        .expect("handshake");
+        assert_eq!(
+            c.conn.protocol_version(),
+            Some(rustls::ProtocolVersion::TLSv1_3)
+        );
+        c.write_all(&stream).unwrap();
+        c.flush().unwrap();
+        // Dropped: no close_notify, nothing read.
+    }
+    let st = wait_for(&s, "120000 TLS messages", |st| {
+        st.syslog.messages_tls == 120_000
+    });
+    assert_eq!(agent(&st, "r-rst", 5), (120_000, 60_000, 60_000, 0));
+}
+
 /// Reads one HTTP response (Content-Length bodies only): (status, body). `buf` keeps what was
 /// read past it (a pipelined response).
 fn read_response(r: &mut impl Read, buf: &mut Vec<u8>) -> (u16, String) {
