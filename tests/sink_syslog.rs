@@ -225,17 +225,22 @@ fn udp_datagrams_are_counted_and_truncation_and_empties_too() {
     });
     let to = s.syslog_udp_addr().unwrap();
     assert_ne!(to.port(), 0);
-    // Several senders: the SO_REUSEPORT group spreads them over both workers.
+    // Several senders: the SO_REUSEPORT group spreads them over both workers. Bursts of 50,
+    // each counted before the next, so that even a small receive buffer (no privilege to
+    // force 8 MiB) never drops one: this test is about counting.
     let mut sent_bytes = 0u64;
+    let mut sent = 0u64;
     for agent_id in 0..4u32 {
         let u = UdpSocket::bind("127.0.0.1:0").unwrap();
         for seq in 0..250 {
             let m = msg("r-udp", agent_id, seq);
             sent_bytes += m.len() as u64;
             u.send_to(m.as_bytes(), to).unwrap();
-            if seq % 50 == 49 {
-                // A small pause so the loopback never drops (the test is about counting).
-                std::thread::sleep(Duration::from_millis(2));
+            sent += 1;
+            if sent.is_multiple_of(50) {
+                wait_for(&s, "a burst of datagrams", |st| {
+                    st.syslog.messages_udp == sent
+                });
             }
         }
     }
@@ -747,6 +752,62 @@ fn the_sink_command_prints_its_listeners_and_counts_syslog() {
         assert!(json["syslog"][k].is_u64(), "syslog.{k} in {out}");
     }
     assert!(json["tls_handshake_errors"].is_u64());
+}
+
+#[test]
+fn the_sink_command_with_syslog_tcp_prints_http_first_and_exits_with_stats() {
+    let mut p = Proc(
+        Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+            .args([
+                "sink",
+                "--http",
+                "127.0.0.1:0",
+                "--syslog-tcp",
+                "127.0.0.1:0",
+            ])
+            .args(["--duration", "2s"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ingestbench sink"),
+    );
+    let mut err = BufReader::new(p.0.stderr.take().unwrap());
+    let mut first = String::new();
+    let mut second = String::new();
+    err.read_line(&mut first).unwrap();
+    err.read_line(&mut second).unwrap();
+    assert!(
+        first.starts_with("sink listening on http://127.0.0.1:"),
+        "{first:?}"
+    );
+    let at: SocketAddr = second
+        .trim()
+        .strip_prefix("sink listening on syslog+tcp://")
+        .unwrap_or_else(|| panic!("{second:?}"))
+        .parse()
+        .unwrap();
+    let mut c = connect(at);
+    for seq in 0..10 {
+        c.write_all(&lf(&msg("r-cmd2", 1, seq))).unwrap();
+    }
+    drop(c);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(st) = p.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "sink --duration 2s did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("(10 syslog messages)"), "{rest}");
+    let mut out = String::new();
+    p.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let st: SinkStats = serde_json::from_str(&out).expect("stats JSON on stdout");
+    assert_eq!((st.syslog.messages_tcp, st.syslog.lf_frames), (10, 10));
+    assert_eq!(agent(&st, "r-cmd2", 1), (10, 10, 0, 0));
 }
 
 #[test]

@@ -28,7 +28,7 @@ pub mod scan;
 mod seqset;
 mod stats;
 mod stream;
-pub mod syslog;
+mod syslog;
 mod tls;
 mod udp;
 mod worker;
