@@ -225,17 +225,22 @@ fn udp_datagrams_are_counted_and_truncation_and_empties_too() {
     });
     let to = s.syslog_udp_addr().unwrap();
     assert_ne!(to.port(), 0);
-    // Several senders: the SO_REUSEPORT group spreads them over both workers.
+    // Several senders: the SO_REUSEPORT group spreads them over both workers. Bursts of 50,
+    // each counted before the next, so that even a small receive buffer (no privilege to
+    // force 8 MiB) never drops one: this test is about counting.
     let mut sent_bytes = 0u64;
+    let mut sent = 0u64;
     for agent_id in 0..4u32 {
         let u = UdpSocket::bind("127.0.0.1:0").unwrap();
         for seq in 0..250 {
             let m = msg("r-udp", agent_id, seq);
             sent_bytes += m.len() as u64;
             u.send_to(m.as_bytes(), to).unwrap();
-            if seq % 50 == 49 {
-                // A small pause so the loopback never drops (the test is about counting).
-                std::thread::sleep(Duration::from_millis(2));
+            sent += 1;
+            if sent.is_multiple_of(50) {
+                wait_for(&s, "a burst of datagrams", |st| {
+                    st.syslog.messages_udp == sent
+                });
             }
         }
     }
@@ -454,6 +459,42 @@ fn syslog_over_tls_both_framings_and_odd_writes() {
     assert_eq!(st.tls_handshake_errors, 0);
     drop(a);
     s.shutdown();
+}
+
+#[test]
+fn a_tls_sender_that_never_reads_and_closes_at_once_loses_nothing() {
+    // A syslog client never reads. Anything the sink sent it after the handshake (TLS 1.3
+    // session tickets) would sit unread, its close would be a reset, and the sink's kernel
+    // would drop the last messages the sink had not read yet.
+    let certs = Certs::make();
+    let s = start(SinkConfig {
+        syslog_tls: local0(),
+        tls: Some(certs.server(false)),
+        threads: 1,
+        ..SinkConfig::default()
+    });
+    let mut stream = Vec::new();
+    for seq in 0..60_000 {
+        stream.extend(octet(&msg("r-rst", 5, seq)));
+    }
+    for _ in 0..2 {
+        let mut c = tls_connect(
+            s.syslog_tls_addr().unwrap(),
+            client_config(&certs, "ca.pem", None),
+        )
+        .expect("handshake");
+        assert_eq!(
+            c.conn.protocol_version(),
+            Some(rustls::ProtocolVersion::TLSv1_3)
+        );
+        c.write_all(&stream).unwrap();
+        c.flush().unwrap();
+        // Dropped: no close_notify, nothing read.
+    }
+    let st = wait_for(&s, "120000 TLS messages", |st| {
+        st.syslog.messages_tls == 120_000
+    });
+    assert_eq!(agent(&st, "r-rst", 5), (120_000, 60_000, 60_000, 0));
 }
 
 /// Reads one HTTP response (Content-Length bodies only): (status, body). `buf` keeps what was
@@ -711,6 +752,62 @@ fn the_sink_command_prints_its_listeners_and_counts_syslog() {
         assert!(json["syslog"][k].is_u64(), "syslog.{k} in {out}");
     }
     assert!(json["tls_handshake_errors"].is_u64());
+}
+
+#[test]
+fn the_sink_command_with_syslog_tcp_prints_http_first_and_exits_with_stats() {
+    let mut p = Proc(
+        Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+            .args([
+                "sink",
+                "--http",
+                "127.0.0.1:0",
+                "--syslog-tcp",
+                "127.0.0.1:0",
+            ])
+            .args(["--duration", "2s"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ingestbench sink"),
+    );
+    let mut err = BufReader::new(p.0.stderr.take().unwrap());
+    let mut first = String::new();
+    let mut second = String::new();
+    err.read_line(&mut first).unwrap();
+    err.read_line(&mut second).unwrap();
+    assert!(
+        first.starts_with("sink listening on http://127.0.0.1:"),
+        "{first:?}"
+    );
+    let at: SocketAddr = second
+        .trim()
+        .strip_prefix("sink listening on syslog+tcp://")
+        .unwrap_or_else(|| panic!("{second:?}"))
+        .parse()
+        .unwrap();
+    let mut c = connect(at);
+    for seq in 0..10 {
+        c.write_all(&lf(&msg("r-cmd2", 1, seq))).unwrap();
+    }
+    drop(c);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(st) = p.0.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "sink --duration 2s did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("(10 syslog messages)"), "{rest}");
+    let mut out = String::new();
+    p.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    let st: SinkStats = serde_json::from_str(&out).expect("stats JSON on stdout");
+    assert_eq!((st.syslog.messages_tcp, st.syslog.lf_frames), (10, 10));
+    assert_eq!(agent(&st, "r-cmd2", 1), (10, 10, 0, 0));
 }
 
 #[test]

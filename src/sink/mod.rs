@@ -28,7 +28,7 @@ pub mod scan;
 mod seqset;
 mod stats;
 mod stream;
-pub mod syslog;
+mod syslog;
 mod tls;
 mod udp;
 mod worker;
@@ -266,8 +266,8 @@ pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
     let (http_tls, syslog_tls) = match &cfg.tls {
         None => (None, None),
         Some(t) => (
-            Some(tls::server_config(t, &[b"http/1.1"])?),
-            Some(tls::server_config(t, &[])?),
+            Some(tls::server_config(t, &[b"http/1.1"], true)?),
+            Some(tls::server_config(t, &[], false)?),
         ),
     };
     let listener = bind(cfg.http)?;

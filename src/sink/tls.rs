@@ -35,8 +35,16 @@ pub struct SinkTls {
 /// Ciphertext read per syscall.
 const CIPHER_READ: usize = 64 * 1024;
 
-/// Builds a server config; `alpn` is offered as given (HTTPS says `http/1.1`).
-pub(crate) fn server_config(t: &SinkTls, alpn: &[&[u8]]) -> Result<Arc<ServerConfig>, String> {
+/// Builds a server config; `alpn` is offered as given (HTTPS says `http/1.1`). `tickets`:
+/// whether to send TLS 1.3 session tickets after the handshake. Syslog says no: a syslog
+/// client never reads, so tickets would sit unread in its receive buffer, and closing a
+/// socket with unread data sends a reset, which makes the sink's kernel drop whatever of the
+/// client's last messages the sink had not read yet.
+pub(crate) fn server_config(
+    t: &SinkTls,
+    alpn: &[&[u8]],
+    tickets: bool,
+) -> Result<Arc<ServerConfig>, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let certs = read_certs(&t.cert, "--tls-cert")?;
     let key = PrivateKeyDer::from_pem_file(&t.key)
@@ -70,6 +78,9 @@ pub(crate) fn server_config(t: &SinkTls, alpn: &[&[u8]]) -> Result<Arc<ServerCon
         )
     })?;
     cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    if !tickets {
+        cfg.send_tls13_tickets = 0;
+    }
     Ok(Arc::new(cfg))
 }
 
