@@ -674,8 +674,9 @@ impl Worker {
         }
     }
 
-    /// A syslog batch is fully handed to the kernel: that is all syslog can tell.
-    fn written(&mut self, i: usize, slot: usize, now: Instant) {
+    /// Batch `slot` is done (accepted, or written for syslog): count it, record both latencies
+    /// (from the schedule and from the write of this attempt), free the slot.
+    fn accepted(&mut self, slot: usize, now: Instant) {
         let b = &mut self.batches[slot];
         self.counters.events_accepted += b.events;
         self.counters.batches_accepted += 1;
@@ -684,6 +685,11 @@ impl Worker {
         self.latency.saturating_record(lat.clamp(1, MAX_LATENCY_US));
         self.service.saturating_record(svc.clamp(1, MAX_LATENCY_US));
         b.state = SlotState::Free;
+    }
+
+    /// A syslog batch is fully handed to the kernel: that is all syslog can tell.
+    fn written(&mut self, i: usize, slot: usize, now: Instant) {
+        self.accepted(slot, now);
         let l = &mut self.links[i];
         if let Some(since) = l.blocked_since.take() {
             self.counters.send_blocked_ns += now.saturating_duration_since(since).as_nanos() as u64;
@@ -786,13 +792,7 @@ impl Worker {
                 if let (Some(id), Some(_)) = (ack_id, self.ack_slot) {
                     self.ack_pending.push(id);
                 }
-                self.counters.events_accepted += b.events;
-                self.counters.batches_accepted += 1;
-                let lat = now.saturating_duration_since(b.intended).as_micros() as u64;
-                let svc = now.saturating_duration_since(b.attempt_write).as_micros() as u64;
-                self.latency.saturating_record(lat.clamp(1, MAX_LATENCY_US));
-                self.service.saturating_record(svc.clamp(1, MAX_LATENCY_US));
-                b.state = SlotState::Free;
+                self.accepted(slot, now);
             }
             Outcome::Retry { after_s } => {
                 if b.attempts >= p.max_attempts {
