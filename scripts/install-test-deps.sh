@@ -42,6 +42,12 @@ apt_install() {
   [ "$created" -eq 0 ] || $sudo rm -f "$policy"
 }
 
+# openssl makes the throwaway test certificates (scripts/make-test-certs.sh).
+if ! command -v openssl >/dev/null 2>&1; then
+  echo "installing openssl"
+  apt_install openssl
+fi
+
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
   echo "installing nginx"
   apt_install nginx-light
