@@ -216,6 +216,8 @@ pub fn run(a: Args) -> Exit {
     };
     let sp = plan::source_plan(&cfg);
     let seed = cfg.seed.unwrap_or_else(super::r#gen::random_seed);
+    // The report's config carries the seed actually used, so a run can be repeated.
+    cfg.seed = Some(seed);
     let entities = Entities::generate(seed, &sp.sizes);
     let pack = match pack::load_compiled(&catalog, &sp.id, &sp.version, &entities, sp.accounting) {
         Ok(p) => p,
