@@ -303,3 +303,41 @@ fn hec_indexer_acknowledgement_is_polled_and_counted() {
     assert_eq!(s["batches_acked"], s["batches_accepted"], "{s}");
     assert_eq!(s["acks_pending"], 0, "{s}");
 }
+
+#[test]
+fn sigterm_stops_the_run_and_still_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        &config("builtin", "", "{ eps: 1000, stop: { after: 60s } }", ""),
+    );
+    let child = bin()
+        .args(run_args(&cfg, 1, 2))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: kill(2) on the PID of the child this test started.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let t0 = Instant::now();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "did not stop promptly"
+    );
+    assert_eq!(o.status.code(), Some(6), "{}", all(&o));
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", all(&o)));
+    assert!(
+        v["aborted"].as_str().unwrap().contains("interrupted"),
+        "{}",
+        v["aborted"]
+    );
+    let accepted = v["summary"]["events_accepted"].as_u64().unwrap();
+    assert!((1000..=4000).contains(&accepted), "{accepted}");
+    assert_eq!(v["verification"]["lost_events"], 0);
+}

@@ -30,6 +30,8 @@ pub enum AbortReason {
     Unreachable(String),
     /// The TLS handshake failed: the certificate problem, named.
     Tls(String),
+    /// Ctrl-C or SIGTERM: the run stopped early but still reports what it did.
+    Interrupted,
     Io(String),
 }
 
@@ -39,6 +41,9 @@ impl std::fmt::Display for AbortReason {
             AbortReason::Auth(m) => write!(f, "authentication failed: {m}"),
             AbortReason::Unreachable(m) => write!(f, "target unreachable: {m}"),
             AbortReason::Tls(m) => write!(f, "TLS handshake failed: {m}"),
+            AbortReason::Interrupted => {
+                f.write_str("interrupted (SIGINT or SIGTERM); the report covers the run until then")
+            }
             AbortReason::Io(m) => write!(f, "I/O error: {m}"),
         }
     }
@@ -141,7 +146,14 @@ pub fn run(plan: RunPlan) -> RunResult {
     };
     let (tx, rx) = crossbeam_channel::bounded::<Interval>(threads * 8);
     let abort = Arc::new(Abort::default());
+    // Ctrl-C or SIGTERM: stop sending, wait for what is in flight, and still report.
     let stopping = Arc::new(AtomicBool::new(false));
+    let mut signals = Vec::new();
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Ok(id) = signal_hook::flag::register(sig, stopping.clone()) {
+            signals.push(id);
+        }
+    }
     let start = Instant::now();
     let mut backs = Vec::new();
     let mut handles = Vec::new();
@@ -246,6 +258,12 @@ pub fn run(plan: RunPlan) -> RunResult {
     }
     for h in handles {
         let _ = h.join();
+    }
+    for id in signals {
+        signal_hook::low_level::unregister(id);
+    }
+    if stopping.load(Ordering::Relaxed) {
+        abort.set(AbortReason::Interrupted);
     }
     // Partial seconds at the end (workers that stopped early reported fewer).
     while seconds.len() < pending.len() {
