@@ -128,10 +128,33 @@ fn tcp_octet_counting_and_lf_deliver_every_event_once() {
     }
 }
 
+/// An 8 MiB receive buffer (SO_RCVBUFFORCE as root, else as much as rmem_max allows), so a
+/// receiver thread descheduled for a moment on a busy CI machine does not drop datagrams.
+fn big_receive_buffer(s: &UdpSocket) {
+    use std::os::fd::AsRawFd;
+    let size: libc::c_int = 8 << 20;
+    for opt in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
+        // SAFETY: setsockopt on a socket this test owns, with a pointer to a local int.
+        let r = unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                opt,
+                &size as *const libc::c_int as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r == 0 {
+            return;
+        }
+    }
+}
+
 #[test]
 fn udp_one_datagram_per_event() {
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     rx.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    big_receive_buffer(&rx);
     let port = rx.local_addr().unwrap().port();
     let reader = std::thread::spawn(move || {
         let mut got = Vec::new();
