@@ -341,3 +341,59 @@ fn sigterm_stops_the_run_and_still_reports() {
     assert!((1000..=4000).contains(&accepted), "{accepted}");
     assert_eq!(v["verification"]["lost_events"], 0);
 }
+
+#[test]
+fn hec_raw_endpoint_into_the_builtin_sink() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        "schema_version: \"1.0\"\ntarget:\n  adapter: generic-hec\n  url: builtin\n  hec: { endpoint: raw, sourcetype: \"linux:syslog\" }\nsource: { id: linux.syslog }\nworkload: { eps: 2000, stop: { total_events: 2000 } }\n",
+    );
+    let (o, v) = run_json(&cfg, 1, 2);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    assert_eq!(v["verification"]["distinct"], 2000, "{}", v["verification"]);
+    assert_eq!(v["hec_codes"]["0"], v["summary"]["batches_accepted"]);
+}
+
+#[test]
+fn request_cap_grows_batches_to_keep_the_event_rate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        "schema_version: \"1.0\"\ntarget:\n  url: builtin\n  batch: { max_events: 10 }\n  limits: { max_requests_per_sec: 20 }\nsource: { id: firewall.traffic }\nworkload: { eps: 2000, stop: { after: 3s } }\n",
+    );
+    let (o, v) = run_json(&cfg, 1, 2);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    // 2,000 eps under 20 requests/s: batches of 100, about 60 requests in 3 s.
+    assert_eq!(v["batch_max_events"], 100);
+    let s = &v["summary"];
+    assert_eq!(s["events_accepted"], 6000, "{s}");
+    let batches = s["batches_sent"].as_u64().unwrap();
+    assert!((58..=66).contains(&batches), "{batches} requests");
+}
+
+#[test]
+fn ramp_profile_raises_the_rate_second_by_second() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        "schema_version: \"1.0\"\ntarget: { url: builtin, batch: { max_events: 50 } }\nsource: { id: firewall.traffic }\nworkload:\n  profile: ramp\n  ramp: { from_eps: 500, to_eps: 4500, over: 4s }\n  stop: { after: 5s }\n",
+    );
+    let (o, v) = run_json(&cfg, 1, 2);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let t = v["timeline"].as_array().unwrap();
+    let target: Vec<f64> = t
+        .iter()
+        .take(5)
+        .map(|r| r["target_eps"].as_f64().unwrap())
+        .collect();
+    // Seconds 0..4 of a 500 → 4,500 ramp over 4 s, then held: 1000, 2000, 3000, 4000, 4500.
+    for (got, want) in target.iter().zip([1000.0, 2000.0, 3000.0, 4000.0, 4500.0]) {
+        assert!((got - want).abs() < 1.0, "{target:?}");
+    }
+    // Area: (500 + 4500) / 2 * 4 + 4500 = 14,500 events.
+    assert_eq!(v["summary"]["events_sent"], 14500, "{}", v["summary"]);
+}
