@@ -397,3 +397,39 @@ fn ramp_profile_raises_the_rate_second_by_second() {
     // Area: (500 + 4500) / 2 * 4 + 4500 = 14,500 events.
     assert_eq!(v["summary"]["events_sent"], 14500, "{}", v["summary"]);
 }
+
+#[test]
+fn hec_string_framing_keeps_tags_findable() {
+    // A JSON pack sent as HEC string events: the tags sit inside escaped JSON strings.
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        "schema_version: \"1.0\"\ntarget:\n  adapter: generic-hec\n  url: builtin\n  hec: { framing: string }\nsource: { id: identity.okta }\nworkload: { eps: 2000, stop: { total_events: 1500 } }\n",
+    );
+    let (o, v) = run_json(&cfg, 1, 2);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    assert_eq!(v["verification"]["distinct"], 1500, "{}", v["verification"]);
+}
+
+#[test]
+fn burst_profile_alternates_high_and_low() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        tmp.path(),
+        "c.yaml",
+        "schema_version: \"1.0\"\ntarget: { url: builtin, batch: { max_events: 50 } }\nsource: { id: firewall.traffic }\nworkload:\n  profile: burst\n  burst: { high_eps: 4000, low_eps: 500, period: 2s, duty: 0.5 }\n  stop: { after: 4s }\n",
+    );
+    let (o, v) = run_json(&cfg, 1, 2);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let t = v["timeline"].as_array().unwrap();
+    let target: Vec<f64> = t
+        .iter()
+        .take(4)
+        .map(|r| r["target_eps"].as_f64().unwrap())
+        .collect();
+    for (got, want) in target.iter().zip([4000.0, 500.0, 4000.0, 500.0]) {
+        assert!((got - want).abs() < 1.0, "{target:?}");
+    }
+    assert_eq!(v["summary"]["events_sent"], 9000, "{}", v["summary"]);
+}
