@@ -374,17 +374,8 @@ mod tests {
 
     #[test]
     fn random_bytes_never_panic() {
-        let mut x: u64 = 0x1234_5678_9abc_def1;
         let alphabet = b"ingestbench_Run=\"\\@32473 []{}:,0123456789r-agentseq";
-        for _ in 0..2000 {
-            let len = (x % 200) as usize;
-            let mut buf = Vec::with_capacity(len);
-            for _ in 0..len {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                buf.push(alphabet[(x % alphabet.len() as u64) as usize]);
-            }
+        for buf in crate::testutil::random_strings(0x1234_5678_9abc_def1, alphabet, 200, 2000) {
             find_tags(&buf, |t| assert!(!t.run.is_empty()));
         }
     }

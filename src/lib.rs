@@ -15,4 +15,6 @@ pub mod plan;
 pub mod report;
 pub mod sink;
 pub mod stats;
+#[cfg(test)]
+mod testutil;
 pub mod yaml;

@@ -430,19 +430,7 @@ mod tests {
     #[test]
     fn random_inputs_agree_with_the_scalar_reference() {
         let alphabet = b"{}[],\"\\\\ax:";
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let len = (x % 300) as usize;
-            let mut buf = Vec::with_capacity(len);
-            for _ in 0..len {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                buf.push(alphabet[(x % alphabet.len() as u64) as usize]);
-            }
+        for buf in crate::testutil::random_strings(0x9e37_79b9_7f4a_7c15, alphabet, 300, 20_000) {
             let _ = both(&buf);
         }
     }

@@ -331,18 +331,12 @@ mod tests {
 
     #[test]
     fn random_bytes_never_panic_and_consume_sanely() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         let alphabet = b"<>0123456789 \n\r\0abc";
-        for _ in 0..3000 {
-            let len = (x % 300) as usize;
-            let mut buf = Vec::with_capacity(len);
-            for _ in 0..len {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                buf.push(alphabet[(x % alphabet.len() as u64) as usize]);
-            }
-            let cut = if len == 0 { 0 } else { (x as usize) % len };
+        for (i, buf) in
+            crate::testutil::random_strings(0x9e37_79b9_7f4a_7c15, alphabet, 300, 3000).enumerate()
+        {
+            let len = buf.len();
+            let cut = if len == 0 { 0 } else { (i * 7919) % len };
             let a = run(&buf, &[]);
             let b = run(&buf, &[cut]);
             assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&buf));
