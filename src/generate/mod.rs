@@ -281,51 +281,61 @@ pub fn write_ipv6(a: u128, out: &mut Vec<u8>) {
     }
 }
 
-fn write_acct(style: AcctStyle, run: &[u8], ctx: &EventCtx, out: &mut Vec<u8>) {
-    let agent = u64::from(ctx.agent);
+/// The literal pieces around the run id, the agent and the sequence number in each style.
+fn acct_pieces(style: AcctStyle) -> [&'static [u8]; 4] {
     match style {
-        AcctStyle::Json { leading_comma } => {
-            if leading_comma {
-                out.push(b',');
-            }
-            out.put_slice(b"\"ingestbench\":{\"run\":\"");
-            out.put_slice(run);
-            out.put_slice(b"\",\"agent\":");
-            write_u64(agent, out);
-            out.put_slice(b",\"seq\":");
-            write_u64(ctx.seq, out);
-            out.push(b'}');
-        }
-        AcctStyle::Sd => {
-            out.put_slice(b"[ingestbench@32473 run=\"");
-            out.put_slice(run);
-            out.put_slice(b"\" agent=\"");
-            write_u64(agent, out);
-            out.put_slice(b"\" seq=\"");
-            write_u64(ctx.seq, out);
-            out.put_slice(b"\"]");
-        }
-        AcctStyle::Cef => {
-            out.put_slice(b" ingestbenchRun=");
-            out.put_slice(run);
-            out.put_slice(b" ingestbenchAgent=");
-            write_u64(agent, out);
-            out.put_slice(b" ingestbenchSeq=");
-            write_u64(ctx.seq, out);
-        }
-        AcctStyle::Kv | AcctStyle::Csv => {
-            let sep = if style == AcctStyle::Kv { b' ' } else { b',' };
-            out.push(sep);
-            out.put_slice(b"ingestbench_run=");
-            out.put_slice(run);
-            out.push(sep);
-            out.put_slice(b"ingestbench_agent=");
-            write_u64(agent, out);
-            out.push(sep);
-            out.put_slice(b"ingestbench_seq=");
-            write_u64(ctx.seq, out);
-        }
+        AcctStyle::Json {
+            leading_comma: true,
+        } => [
+            b",\"ingestbench\":{\"run\":\"",
+            b"\",\"agent\":",
+            b",\"seq\":",
+            b"}",
+        ],
+        AcctStyle::Json {
+            leading_comma: false,
+        } => [
+            b"\"ingestbench\":{\"run\":\"",
+            b"\",\"agent\":",
+            b",\"seq\":",
+            b"}",
+        ],
+        AcctStyle::Sd => [
+            b"[ingestbench@32473 run=\"",
+            b"\" agent=\"",
+            b"\" seq=\"",
+            b"\"]",
+        ],
+        AcctStyle::Cef => [
+            b" ingestbenchRun=",
+            b" ingestbenchAgent=",
+            b" ingestbenchSeq=",
+            b"",
+        ],
+        AcctStyle::Kv => [
+            b" ingestbench_run=",
+            b" ingestbench_agent=",
+            b" ingestbench_seq=",
+            b"",
+        ],
+        AcctStyle::Csv => [
+            b",ingestbench_run=",
+            b",ingestbench_agent=",
+            b",ingestbench_seq=",
+            b"",
+        ],
     }
+}
+
+fn write_acct(style: AcctStyle, run: &[u8], ctx: &EventCtx, out: &mut Vec<u8>) {
+    let [before_run, before_agent, before_seq, after] = acct_pieces(style);
+    out.put_slice(before_run);
+    out.put_slice(run);
+    out.put_slice(before_agent);
+    write_u64(u64::from(ctx.agent), out);
+    out.put_slice(before_seq);
+    write_u64(ctx.seq, out);
+    out.put_slice(after);
 }
 
 #[cfg(test)]
