@@ -15,6 +15,16 @@ fn config(url: &str, extra_target: &str, workload: &str, slo: &str) -> String {
     )
 }
 
+/// Runs `yaml` (a whole config) with 1 thread and 2 connections, expects exit 0, returns the
+/// JSON report.
+fn run_ok(yaml: &str) -> serde_json::Value {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = write_config(tmp.path(), "c.yaml", yaml);
+    let (o, v) = run_json(&cfg, 1, 2);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    v
+}
+
 #[test]
 fn steady_smoke_example_against_the_builtin_sink() {
     let o = bin()
@@ -344,28 +354,18 @@ fn sigterm_stops_the_run_and_still_reports() {
 
 #[test]
 fn hec_raw_endpoint_into_the_builtin_sink() {
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = write_config(
-        tmp.path(),
-        "c.yaml",
+    let v = run_ok(
         "schema_version: \"1.0\"\ntarget:\n  adapter: generic-hec\n  url: builtin\n  hec: { endpoint: raw, sourcetype: \"linux:syslog\" }\nsource: { id: linux.syslog }\nworkload: { eps: 2000, stop: { total_events: 2000 } }\n",
     );
-    let (o, v) = run_json(&cfg, 1, 2);
-    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     assert_eq!(v["verification"]["distinct"], 2000, "{}", v["verification"]);
     assert_eq!(v["hec_codes"]["0"], v["summary"]["batches_accepted"]);
 }
 
 #[test]
 fn request_cap_grows_batches_to_keep_the_event_rate() {
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = write_config(
-        tmp.path(),
-        "c.yaml",
+    let v = run_ok(
         "schema_version: \"1.0\"\ntarget:\n  url: builtin\n  batch: { max_events: 10 }\n  limits: { max_requests_per_sec: 20 }\nsource: { id: firewall.traffic }\nworkload: { eps: 2000, stop: { after: 3s } }\n",
     );
-    let (o, v) = run_json(&cfg, 1, 2);
-    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     // 2,000 eps under 20 requests/s: batches of 100, about 60 requests in 3 s.
     assert_eq!(v["batch_max_events"], 100);
     let s = &v["summary"];
@@ -376,14 +376,9 @@ fn request_cap_grows_batches_to_keep_the_event_rate() {
 
 #[test]
 fn ramp_profile_raises_the_rate_second_by_second() {
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = write_config(
-        tmp.path(),
-        "c.yaml",
+    let v = run_ok(
         "schema_version: \"1.0\"\ntarget: { url: builtin, batch: { max_events: 50 } }\nsource: { id: firewall.traffic }\nworkload:\n  profile: ramp\n  ramp: { from_eps: 500, to_eps: 4500, over: 4s }\n  stop: { after: 5s }\n",
     );
-    let (o, v) = run_json(&cfg, 1, 2);
-    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     let t = v["timeline"].as_array().unwrap();
     let target: Vec<f64> = t
         .iter()
@@ -401,27 +396,17 @@ fn ramp_profile_raises_the_rate_second_by_second() {
 #[test]
 fn hec_string_framing_keeps_tags_findable() {
     // A JSON pack sent as HEC string events: the tags sit inside escaped JSON strings.
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = write_config(
-        tmp.path(),
-        "c.yaml",
+    let v = run_ok(
         "schema_version: \"1.0\"\ntarget:\n  adapter: generic-hec\n  url: builtin\n  hec: { framing: string }\nsource: { id: identity.okta }\nworkload: { eps: 2000, stop: { total_events: 1500 } }\n",
     );
-    let (o, v) = run_json(&cfg, 1, 2);
-    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     assert_eq!(v["verification"]["distinct"], 1500, "{}", v["verification"]);
 }
 
 #[test]
 fn burst_profile_alternates_high_and_low() {
-    let tmp = tempfile::tempdir().unwrap();
-    let cfg = write_config(
-        tmp.path(),
-        "c.yaml",
+    let v = run_ok(
         "schema_version: \"1.0\"\ntarget: { url: builtin, batch: { max_events: 50 } }\nsource: { id: firewall.traffic }\nworkload:\n  profile: burst\n  burst: { high_eps: 4000, low_eps: 500, period: 2s, duty: 0.5 }\n  stop: { after: 4s }\n",
     );
-    let (o, v) = run_json(&cfg, 1, 2);
-    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     let t = v["timeline"].as_array().unwrap();
     let target: Vec<f64> = t
         .iter()
