@@ -10,6 +10,10 @@
 //! `cargo bench --bench sink -- [--requests N] [--sink-threads T] [--clients C]
 //!  [--conns-per-client K] [--batch E] [--gzip]`
 
+#[path = "support/thread_cpu.rs"]
+mod thread_cpu;
+use thread_cpu::thread_cpu_s;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -141,30 +145,6 @@ fn read_response(s: &mut TcpStream, buf: &mut Vec<u8>) -> u16 {
         assert!(k > 0, "sink closed the connection");
         buf.extend_from_slice(&chunk[..k]);
     }
-}
-
-/// CPU seconds used so far by this process's threads whose name starts with `prefix`.
-fn thread_cpu_s(prefix: &str) -> f64 {
-    let ticks = 100.0; // USER_HZ on Linux
-    let mut total = 0u64;
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return f64::NAN;
-    };
-    for t in dir.flatten() {
-        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        if !comm.starts_with(prefix) {
-            continue;
-        }
-        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
-        // Fields after the ")" that closes the name: state is field 3, utime 14, stime 15.
-        if let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) {
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let ut: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0);
-            let st: u64 = f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
-            total += ut + st;
-        }
-    }
-    total as f64 / ticks
 }
 
 fn main() {

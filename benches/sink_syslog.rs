@@ -13,6 +13,10 @@
 //! `cargo bench --bench sink_syslog -- [--messages N] [--conns C] [--sink-threads T] [--lf]
 //!  [--tls] [--udp]`
 
+#[path = "support/thread_cpu.rs"]
+mod thread_cpu;
+use thread_cpu::thread_cpu_s;
+
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::Arc;
@@ -125,29 +129,6 @@ fn put_seq(buf: &mut [u8], at: usize, mut seq: u64) {
         buf[at + k] = b'0' + (seq % 10) as u8;
         seq /= 10;
     }
-}
-
-/// CPU seconds used so far by this process's threads whose name starts with `prefix`.
-fn thread_cpu_s(prefix: &str) -> f64 {
-    let ticks = 100.0; // USER_HZ on Linux
-    let mut total = 0u64;
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return f64::NAN;
-    };
-    for t in dir.flatten() {
-        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        if !comm.starts_with(prefix) {
-            continue;
-        }
-        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
-        if let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) {
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            let ut: u64 = f.get(11).and_then(|v| v.parse().ok()).unwrap_or(0);
-            let st: u64 = f.get(12).and_then(|v| v.parse().ok()).unwrap_or(0);
-            total += ut + st;
-        }
-    }
-    total as f64 / ticks
 }
 
 /// Test certificates from scripts/make-test-certs.sh in a temporary directory.
