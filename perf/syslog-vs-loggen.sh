@@ -2,13 +2,17 @@
 # Syslog generators side by side into the same null sink (perf/nullsink.c: reads and
 # discards), same message size (~200 bytes, RFC 5424 with octet counting on TCP), one
 # connection, unlimited rate, sink pinned to core 0 and generator to core 1:
-#   ingestbench (linux.syslog pack: ~197-byte messages, batched writes; UDP with sendmmsg)
+#   ingestbench (linux.syslog pack: ~197-byte messages, batched writes; UDP with sendmmsg and
+#   GSO, datagrams grouped by size: the default `udp_order: by_size`)
 #   loggen from syslog-ng (apt-get install syslog-ng-core), one syscall per message
+# This VM's loopback speed drifts by up to 2x over minutes (other tenants), so the two tools
+# run in turns, ROUNDS times each, and the ratio printed is the median of the rounds' ratios.
 # Prints messages/s of each and the ratio, for TCP and UDP. Bounded by SECONDS per run.
-#   perf/syslog-vs-loggen.sh [SECONDS]      (default 10)
+#   perf/syslog-vs-loggen.sh [SECONDS] [ROUNDS]     (defaults 10 and 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-10}
+rounds=${2:-3}
 cargo build --release --quiet
 bin=$PWD/target/release/ingestbench
 work=$(mktemp -d)
@@ -32,30 +36,43 @@ YAML
   python3 -c "import json; r=json.load(open('$work/ib.json')); s=r['summary']; print(s['events_accepted']/r['duration_s'])"
 }
 
-for transport in tcp udp; do
-  p=$(port)
-  taskset -c 0 "$work/nullsink" "$transport" "$p" $((secs * 3 + 10)) > "$work/null-ib.txt" &
-  sink=$!
+null_run() { # transport port command...: runs the command against a fresh null sink
+  local t=$1 p=$2
+  shift 2
+  taskset -c 0 "$work/nullsink" "$t" "$p" $((secs * 3 + 10)) > /dev/null &
+  local sink=$!
   sleep 0.3
-  ib=$(run_ib "$transport" "$p")
+  "$@"
   kill "$sink" 2>/dev/null || true
   wait "$sink" 2>/dev/null || true
+}
+run_loggen() { # transport port
+  local flag=-S
+  [ "$1" = udp ] && flag=-D
+  taskset -c 1 loggen $flag -P -s 200 -r 100000000 -I "$secs" --active-connections 1 127.0.0.1 "$2" \
+    > "$work/loggen.txt" 2>&1 || true
+  sed -n 's/.*average rate = \([0-9.]*\).*/\1/p' "$work/loggen.txt" | tail -1
+}
 
-  p=$(port)
-  taskset -c 0 "$work/nullsink" "$transport" "$p" $((secs * 3 + 10)) > "$work/null-lg.txt" &
-  sink=$!
-  sleep 0.3
-  flag=-S
-  [ "$transport" = udp ] && flag=-D
-  taskset -c 1 loggen $flag -P -s 200 -r 100000000 -I "$secs" --active-connections 1 127.0.0.1 "$p" > "$work/loggen.txt" 2>&1 || true
-  kill "$sink" 2>/dev/null || true
-  wait "$sink" 2>/dev/null || true
-  lg=$(sed -n 's/.*average rate = \([0-9.]*\).*/\1/p' "$work/loggen.txt" | tail -1)
-  python3 - "$transport" "$ib" "${lg:-0}" <<'PY'
-import sys
-t, ib, lg = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
-ratio = ib / lg if lg > 0 else float('nan')
-print(f"{t}: ingestbench {ib:,.0f} msg/s, loggen {lg:,.0f} msg/s, ratio {ratio:.2f}x")
+for transport in tcp udp; do
+  : > "$work/rounds"
+  for round in $(seq "$rounds"); do
+    p=$(port)
+    null_run "$transport" "$p" run_ib "$transport" "$p" > "$work/ib.rate"
+    p=$(port)
+    null_run "$transport" "$p" run_loggen "$transport" "$p" > "$work/lg.rate"
+    echo "$(cat "$work/ib.rate") $(cat "$work/lg.rate")" >> "$work/rounds"
+  done
+  python3 - "$transport" "$work/rounds" <<'PY'
+import statistics, sys
+t = sys.argv[1]
+rows = [tuple(map(float, l.split())) for l in open(sys.argv[2]) if len(l.split()) == 2]
+ratios = []
+for i, (ib, lg) in enumerate(rows, 1):
+    r = ib / lg if lg > 0 else float('nan')
+    ratios.append(r)
+    print(f"{t} round {i}: ingestbench {ib:,.0f} msg/s, loggen {lg:,.0f} msg/s, ratio {r:.2f}x")
+print(f"{t}: median ratio {statistics.median(ratios):.2f}x over {len(ratios)} rounds")
 PY
 done
 

@@ -150,8 +150,9 @@ fn big_receive_buffer(s: &UdpSocket) {
     }
 }
 
-#[test]
-fn udp_one_datagram_per_event() {
+/// Sends `total` linux.syslog events over UDP with `udp_order` and returns the datagrams as
+/// received, in arrival order, and the JSON report.
+fn udp_run(order: &str, total: u32) -> (Vec<String>, serde_json::Value) {
     let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
     rx.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
     big_receive_buffer(&rx);
@@ -168,24 +169,69 @@ fn udp_one_datagram_per_event() {
     let cfg = write_config(
         tmp.path(),
         "c.yaml",
-        &syslog_config(
-            &format!("udp://127.0.0.1:{port}"),
-            "octet-counting",
-            "linux.syslog",
-            2000,
+        &format!(
+            "schema_version: \"1.0\"\nseed: 7\ntarget:\n  adapter: syslog\n  url: \"udp://127.0.0.1:{port}\"\n  syslog: {{ udp_order: {order} }}\n  batch: {{ max_events: 500 }}\nsource: {{ id: linux.syslog }}\nworkload: {{ eps: 8000, stop: {{ total_events: {total} }} }}\n"
         ),
     );
-    let (o, v) = run_json(&cfg, 1, 2);
+    let (o, v) = run_json(&cfg, 1, 1);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
-    assert_eq!(v["summary"]["events_accepted"], 2000);
-    let got = reader.join().unwrap();
-    // Loopback UDP with a large receive buffer at 4,000/s: nothing should be dropped.
+    assert_eq!(v["summary"]["events_accepted"], total);
+    (reader.join().unwrap(), v)
+}
+
+/// The tag's seq of each message, in the order given.
+fn seq_order(messages: &[String]) -> Vec<u64> {
+    messages
+        .iter()
+        .map(|m| seqs(std::slice::from_ref(m))[0])
+        .collect()
+}
+
+#[test]
+fn udp_one_datagram_per_event_in_generation_order() {
+    let (got, v) = udp_run("as_generated", 2000);
+    // Loopback UDP with a large receive buffer at 8,000/s: nothing should be dropped.
     assert_eq!(got.len(), 2000);
     assert!(
         got.iter().all(|m| m.starts_with('<') && !m.ends_with('\n')),
         "datagrams carry bare messages"
     );
-    assert_eq!(seqs(&got), (0..2000).collect::<Vec<u64>>());
+    assert_eq!(seq_order(&got), (0..2000).collect::<Vec<u64>>());
+    assert!(v["summary"]["udp_send_calls"].as_u64().unwrap() > 0, "{v}");
+}
+
+/// `udp_order: by_size` (the default): each batch leaves grouped by size, longest first, in
+/// GSO buffers the kernel cuts back into the very same datagrams.
+#[test]
+fn udp_by_size_sends_the_same_datagrams_grouped_by_size() {
+    let (got, v) = udp_run("by_size", 2000);
+    assert_eq!(got.len(), 2000);
+    let mut seq = seq_order(&got);
+    assert_ne!(
+        seq,
+        (0..2000).collect::<Vec<u64>>(),
+        "grouped, not generation order"
+    );
+    seq.sort();
+    assert_eq!(seq, (0..2000).collect::<Vec<u64>>(), "every event once");
+    // Same seed, same events: the datagrams are exactly the ones as_generated sends, apart
+    // from each event's own clock reading and the run id.
+    let (plain, _) = udp_run("as_generated", 2000);
+    let strip = |m: &String| {
+        let rest = m.split_once("Z ").map(|x| x.1).unwrap();
+        let (head, tail) = rest.split_once(" run=\"").unwrap();
+        format!("{head}{}", tail.split_once('"').unwrap().1)
+    };
+    let mut a: Vec<String> = got.iter().map(strip).collect();
+    let mut b: Vec<String> = plain.iter().map(strip).collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    let s = &v["summary"];
+    if cfg!(target_os = "linux") {
+        assert!(s["udp_gso_sends"].as_u64().unwrap() > 0, "{s}");
+        assert_eq!(s["udp_gso_refused"], 0, "{s}");
+    }
 }
 
 #[test]

@@ -243,3 +243,34 @@ fn version_names_crate_and_target() {
     );
     assert!(t.contains("linux"), "{t}");
 }
+
+/// A setting that does nothing for this target is valid but said so, with its position.
+#[test]
+fn udp_order_on_a_tcp_target_warns() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("c.yaml");
+    std::fs::write(
+        &p,
+        "schema_version: \"1.0\"\ntarget:\n  adapter: syslog\n  url: tcp://127.0.0.1:5514\n  syslog: { udp_order: as_generated }\nsource: { id: linux.syslog }\nworkload: { eps: 100, stop: { after: 10s } }\n",
+    )
+    .unwrap();
+    let o = validate(&p, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("warning: target.syslog.udp_order (5:24): applies to udp:// targets only"),
+        "{}",
+        text(&o)
+    );
+    // On a udp:// target it is simply taken.
+    std::fs::write(
+        &p,
+        std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("tcp://", "udp://"),
+    )
+    .unwrap();
+    let o = validate(&p, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(!text(&o).contains("warning"), "{}", text(&o));
+}

@@ -86,14 +86,40 @@ impl SyslogFramer {
     #[inline]
     pub fn message(&mut self, event: &[u8], time_ns: i64, msg: &mut Vec<u8>) {
         msg.clear();
+        self.header(time_ns, msg);
+        msg.put_slice(event);
+    }
+
+    /// Appends the syslog header (PRI, timestamp, host, app, …) for an event at `time_ns`;
+    /// nothing for syslog-native packs, whose events carry their own.
+    #[inline]
+    pub fn header(&mut self, time_ns: i64, out: &mut Vec<u8>) {
         if self.native {
-            msg.put_slice(event);
             return;
         }
-        msg.put_slice(&self.pri);
-        self.ts.write(time_ns, msg);
-        msg.put_slice(&self.rest);
-        msg.put_slice(event);
+        out.put_slice(&self.pri);
+        self.ts.write(time_ns, out);
+        out.put_slice(&self.rest);
+    }
+
+    /// True when a message needs nothing in front of it (UDP, LF framing): it can then be
+    /// built in place with `header`, the event, and `close`, instead of `message` + `frame`.
+    pub fn in_place(&self) -> bool {
+        self.framing != Some(SyslogFraming::OctetCounting)
+    }
+
+    /// Ends a message built in place in `out` from `start`: false (and the message taken out
+    /// again) when it is over `max_message`, else the LF framing's newline is added.
+    #[inline]
+    pub fn close(&self, out: &mut Vec<u8>, start: usize) -> bool {
+        if out.len() - start > self.max_message {
+            out.truncate(start);
+            return false;
+        }
+        if self.framing == Some(SyslogFraming::Lf) {
+            out.push(b'\n');
+        }
+        true
     }
 
     /// Appends `msg` to `out` with this transport's framing; false (nothing written) when the
@@ -154,6 +180,7 @@ mod tests {
             app_name: Some("ingestbench".into()),
             facility: Some(Facility(1)),
             max_message_bytes: Size(100),
+            udp_order: None,
         }
     }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use crate::adapter::Framer;
 use crate::adapter::syslog::SyslogFramer;
-use crate::config::schema::{Adapter, Config, Profile};
+use crate::config::schema::{Adapter, Config, Profile, UdpOrder};
 use crate::config::secrets::{self, Store};
 use crate::config::units::parse_duration;
 use crate::engine::worker::Mode;
@@ -330,6 +330,13 @@ pub fn run(a: Args) -> Exit {
         mode,
         tls,
         syslog,
+        udp_by_size: cfg
+            .target
+            .syslog
+            .as_ref()
+            .and_then(|s| s.udp_order)
+            .unwrap_or(UdpOrder::BySize)
+            == UdpOrder::BySize,
         addr,
         threads,
         connections: workers,

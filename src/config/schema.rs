@@ -77,6 +77,16 @@ yaml_enum!(
 );
 
 yaml_enum!(
+    /// The order UDP datagrams of one batch leave in: `by_size` groups datagrams of equal size
+    /// so each group goes down the stack as one GSO buffer (UDP promises no order anyway);
+    /// `as_generated` keeps the order events were made in.
+    pub enum UdpOrder {
+        BySize = "by_size",
+        AsGenerated = "as_generated",
+    }
+);
+
+yaml_enum!(
     pub enum SyslogFormat {
         Rfc5424 = "rfc5424",
         Rfc3164 = "rfc3164",
@@ -179,6 +189,8 @@ pub struct Syslog {
     pub facility: Option<Facility>,
     #[serde(serialize_with = "as_text")]
     pub max_message_bytes: Size,
+    /// UDP only: see `UdpOrder`.
+    pub udp_order: Option<UdpOrder>,
 }
 
 /// A syslog facility, 0..=23, written as a number or a name (`local0`, `auth`, …).
@@ -465,6 +477,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
             max_message_bytes: s
                 .get(r, "max_message_bytes")
                 .unwrap_or(Size(DEFAULT_SYSLOG_MESSAGE_BYTES)),
+            udp_order: s.get(r, "udp_order"),
         };
         s.finish(r);
         syslog

@@ -294,6 +294,12 @@ fn syslog(s: &Syslog, t: &Target, r: &mut Reader) {
             ),
         );
     }
+    if s.udp_order.is_some() && !udp {
+        r.warning(
+            "target.syslog.udp_order",
+            "applies to udp:// targets only; ignored for this transport",
+        );
+    }
     if s.format == SyslogFormat::Rfc3164 && max > 1024 {
         r.warning(
             "target.syslog.max_message_bytes",

@@ -81,6 +81,8 @@ pub struct RunPlan {
     pub mode: worker::Mode,
     pub tls: Option<crate::net::tls::TlsClient>,
     pub syslog: Option<crate::adapter::syslog::SyslogFramer>,
+    /// UDP: send each batch's datagrams grouped by size (`target.syslog.udp_order`).
+    pub udp_by_size: bool,
     pub addr: SocketAddr,
     pub threads: usize,
     pub connections: usize,
@@ -171,6 +173,7 @@ pub fn run(plan: RunPlan) -> RunResult {
             mode: plan.mode,
             tls: plan.tls.clone(),
             syslog: plan.syslog.clone(),
+            udp_by_size: plan.udp_by_size,
             id,
             threads,
             core: (!cores.is_empty()).then(|| cores[id % cores.len()]),

@@ -24,7 +24,7 @@ use crate::generate::{EventCtx, Generator, time};
 use crate::net::conn::{Conn, ConnectError, ReadStatus, State};
 use crate::net::http::write_request_head;
 use crate::net::tls::TlsClient;
-use crate::net::udp::UdpLink;
+use crate::net::udp::{SendCost, UdpLink};
 use crate::stats::{Counters, Interval, MAX_LATENCY_US, new_histogram};
 
 /// How batches travel.
@@ -44,6 +44,8 @@ pub struct WorkerPlan {
     pub tls: Option<TlsClient>,
     /// The syslog framing (syslog modes only).
     pub syslog: Option<SyslogFramer>,
+    /// UDP: send each batch's datagrams grouped by size (GSO), not in generation order.
+    pub udp_by_size: bool,
     pub id: usize,
     pub threads: usize,
     pub core: Option<core_affinity::CoreId>,
@@ -81,8 +83,9 @@ struct Batch {
     head: Vec<u8>,
     body: Vec<u8>,
     gz: Vec<u8>,
-    /// UDP: where each datagram ends in `body`.
+    /// UDP: where each datagram ends in `body`, and the order to send them in.
     ends: Vec<u32>,
+    order: Vec<u32>,
     events: u64,
     intended: Instant,
     attempt_write: Instant,
@@ -186,16 +189,18 @@ impl Worker {
         // One batch per connection in flight plus as many waiting for a retry.
         let cap = p.batch_bytes + p.batch_bytes / 4 + 64 * 1024;
         let slots = p.conns * 2 + usize::from(p.framer.ack_path.is_some());
+        let udp_events = if p.mode == Mode::SyslogUdp {
+            p.batch_events
+        } else {
+            0
+        };
         let batches = (0..slots)
             .map(|_| Batch {
                 head: Vec::with_capacity(1024),
                 body: Vec::with_capacity(cap),
                 gz: Vec::with_capacity(if p.framer.gzip { cap } else { 0 }),
-                ends: Vec::with_capacity(if p.mode == Mode::SyslogUdp {
-                    p.batch_events
-                } else {
-                    0
-                }),
+                ends: Vec::with_capacity(udp_events),
+                order: Vec::with_capacity(udp_events),
                 events: 0,
                 intended: p.start,
                 attempt_write: p.start,
@@ -386,7 +391,7 @@ impl Worker {
                 continue;
             }
             if p.mode == Mode::SyslogUdp {
-                match l.udp.open(p.addr, self.poll.registry()) {
+                match l.udp.open(p.addr, true, self.poll.registry()) {
                     Ok(()) => {
                         l.conn.state = State::Open;
                         self.ever_connected = true;
@@ -568,11 +573,18 @@ impl Worker {
                 seq,
             };
             if let Some(sf) = &mut p.syslog {
-                self.scratch.clear();
-                p.generator.render(&ctx, &mut self.scratch);
-                sf.message(&self.scratch, ctx.time_ns, &mut self.msg);
                 let before = b.body.len();
-                if !sf.frame(&self.msg, &mut b.body) {
+                let fits = if sf.in_place() {
+                    sf.header(ctx.time_ns, &mut b.body);
+                    p.generator.render(&ctx, &mut b.body);
+                    sf.close(&mut b.body, before)
+                } else {
+                    self.scratch.clear();
+                    p.generator.render(&ctx, &mut self.scratch);
+                    sf.message(&self.scratch, ctx.time_ns, &mut self.msg);
+                    sf.frame(&self.msg, &mut b.body)
+                };
+                if !fits {
                     // Never cut a message to fit: count it (sent and failed) and leave it out.
                     self.counters.oversize_events += 1;
                     self.counters.events_sent += 1;
@@ -614,6 +626,9 @@ impl Worker {
         if p.syslog.is_some() {
             // Syslog has no request head: the batch is the framed messages.
             b.head.clear();
+            if p.mode == Mode::SyslogUdp {
+                udp_order(&b.ends, p.udp_by_size, &mut b.order);
+            }
             return;
         }
         f.finish(&mut b.body);
@@ -634,7 +649,22 @@ impl Worker {
         if p.mode == Mode::SyslogUdp {
             let b = &self.batches[slot];
             let from = self.links[i].offset;
-            match self.links[i].udp.send_batch(&b.body, &b.ends, from) {
+            let mut cost = SendCost::default();
+            let sent = self.links[i]
+                .udp
+                .send_batch(&b.body, &b.ends, &b.order, from, &mut cost);
+            self.counters.udp_send_calls += cost.calls;
+            self.counters.udp_gso_sends += cost.gso_sends;
+            if cost.gso_refused > 0 {
+                self.counters.udp_gso_refused += cost.gso_refused;
+                if let Some(why) = self.links[i].udp.gso_refused() {
+                    eprintln!(
+                        "note: udp://{}: {why}; sending datagram by datagram",
+                        p.addr
+                    );
+                }
+            }
+            match sent {
                 Ok(n) => {
                     self.links[i].offset = n;
                     if n >= self.batches[slot].ends.len() {
@@ -904,6 +934,18 @@ impl Worker {
     }
 }
 
+/// The order a UDP batch's datagrams leave in: by size, longest first (runs of one size, each
+/// able to end with one shorter datagram, as GSO wants; generation order within a size), or
+/// as generated. Sorts in place without allocating.
+fn udp_order(ends: &[u32], by_size: bool, order: &mut Vec<u32>) {
+    order.clear();
+    order.extend(0..ends.len() as u32);
+    if by_size {
+        let len = |i: u32| ends[i as usize] - if i == 0 { 0 } else { ends[i as usize - 1] };
+        order.sort_unstable_by_key(|&i| (std::cmp::Reverse(len(i)), i));
+    }
+}
+
 /// Exponential backoff with jitter: 100 ms × 2^attempt, at most 5 s, ±25 % (the jitter comes
 /// from the batch's schedule, so it needs no random number generator).
 fn backoff(attempts: u32, intended: Instant) -> Duration {
@@ -933,5 +975,18 @@ mod tests {
         assert!((150..=250).contains(&b1), "{b1}");
         assert!((600..=1000).contains(&b3), "{b3}");
         assert!((3750..=6250).contains(&b20), "{b20}");
+    }
+
+    #[test]
+    fn udp_order_groups_by_size_longest_first_keeping_generation_order_within_a_size() {
+        // Datagram lengths 3, 5, 3, 1, 5, 3 (ends are cumulative).
+        let ends = [3, 8, 11, 12, 17, 20];
+        let mut order = Vec::with_capacity(ends.len());
+        udp_order(&ends, true, &mut order);
+        assert_eq!(order, [1, 4, 0, 2, 5, 3]);
+        udp_order(&ends, false, &mut order);
+        assert_eq!(order, [0, 1, 2, 3, 4, 5]);
+        udp_order(&[], true, &mut order);
+        assert!(order.is_empty());
     }
 }

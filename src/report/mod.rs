@@ -93,6 +93,11 @@ pub struct Summary {
     pub send_blocked_ms: f64,
     /// Syslog messages over `max_message_bytes`, counted and left out (never cut).
     pub oversize_events: u64,
+    /// UDP: send system calls, GSO buffers (each many datagrams, cut by the kernel) and
+    /// sockets on which the kernel refused GSO.
+    pub udp_send_calls: u64,
+    pub udp_gso_sends: u64,
+    pub udp_gso_refused: u64,
     /// What "accepted" means: `acknowledged` (HTTP 2xx) or `written` (syslog: handed to the
     /// kernel; syslog has no acknowledgement).
     pub delivery: &'static str,
@@ -276,6 +281,9 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         shortfall_events: (r.target_events as u64).saturating_sub(c.events_sent),
         send_blocked_ms: c.send_blocked_ns as f64 / 1e6,
         oversize_events: c.oversize_events,
+        udp_send_calls: c.udp_send_calls,
+        udp_gso_sends: c.udp_gso_sends,
+        udp_gso_refused: c.udp_gso_refused,
         delivery: if cx.target.adapter == "syslog" {
             "written"
         } else {

@@ -92,6 +92,21 @@ pub fn render(r: &Report) -> String {
             count(s.oversize_events)
         );
     }
+    if s.udp_send_calls > 0 {
+        let _ = writeln!(
+            o,
+            "udp      {} datagrams in {} send calls ({:.1} per call), {} GSO buffers{}",
+            count(s.events_accepted),
+            count(s.udp_send_calls),
+            s.events_accepted as f64 / s.udp_send_calls as f64,
+            count(s.udp_gso_sends),
+            if s.udp_gso_refused > 0 {
+                "; the kernel refused GSO, so datagrams went one by one"
+            } else {
+                ""
+            }
+        );
+    }
     let _ = writeln!(
         o,
         "batches  sent {}, accepted {}, failed {}, retried {}; {} bytes",

@@ -43,6 +43,11 @@ pub struct Counters {
     pub send_blocked_ns: u64,
     /// Syslog messages over `max_message_bytes`, left out (never cut).
     pub oversize_events: u64,
+    /// UDP: send system calls, GSO buffers among what they sent (each many datagrams), and
+    /// sockets on which the kernel refused GSO.
+    pub udp_send_calls: u64,
+    pub udp_gso_sends: u64,
+    pub udp_gso_refused: u64,
     /// Responses by HTTP status (index = status code).
     pub status: [u64; 600],
     /// HEC response codes 0..=31.
@@ -73,6 +78,9 @@ impl Default for Counters {
             backlog_events: 0,
             send_blocked_ns: 0,
             oversize_events: 0,
+            udp_send_calls: 0,
+            udp_gso_sends: 0,
+            udp_gso_refused: 0,
             status: [0; 600],
             hec_codes: [0; 32],
         }
@@ -103,6 +111,9 @@ impl Counters {
         self.backlog_events += o.backlog_events;
         self.send_blocked_ns += o.send_blocked_ns;
         self.oversize_events += o.oversize_events;
+        self.udp_send_calls += o.udp_send_calls;
+        self.udp_gso_sends += o.udp_gso_sends;
+        self.udp_gso_refused += o.udp_gso_refused;
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
             *a += b;
         }
