@@ -305,6 +305,19 @@ mod tests {
 
     /// Sends `msgs` in `order` and returns what the receiver got, datagram by datagram.
     fn round_trip(msgs: &[String], order: &[u32], gso: bool) -> (Vec<String>, SendCost) {
+        let (got, cost, refused) = round_trip_with(msgs, order, gso, |_| {});
+        assert_eq!(refused, None);
+        (got, cost)
+    }
+
+    /// `round_trip`, with `prepare` applied to the link's socket first; also returns why the
+    /// kernel refused GSO, if it did.
+    fn round_trip_with(
+        msgs: &[String],
+        order: &[u32],
+        gso: bool,
+        prepare: impl Fn(&UdpSocket),
+    ) -> (Vec<String>, SendCost, Option<String>) {
         let rx = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         rx.set_read_timeout(Some(std::time::Duration::from_secs(5)))
             .unwrap();
@@ -312,6 +325,7 @@ mod tests {
         let mut l = UdpLink::new(Token(0));
         l.open(rx.local_addr().unwrap(), gso, poll.registry())
             .unwrap();
+        prepare(l.sock.as_ref().unwrap());
         let mut buf = Vec::new();
         let mut ends = Vec::new();
         for m in msgs {
@@ -335,8 +349,8 @@ mod tests {
                 got.push(String::from_utf8(d[..n].to_vec()).unwrap());
             }
         }
-        assert_eq!(l.gso_refused(), None);
-        (got, cost)
+        let refused = l.gso_refused().map(str::to_string);
+        (got, cost, refused)
     }
 
     #[test]
@@ -384,5 +398,36 @@ mod tests {
         let order: Vec<u32> = (0..40).collect();
         let (got, _) = round_trip(&msgs, &order, true);
         assert_eq!(got, msgs);
+    }
+
+    /// A socket the kernel will not segment for (here: UDP checksums off, SO_NO_CHECK, which
+    /// GSO refuses with EINVAL, as it refuses a device without checksum offload with EIO):
+    /// the link says so once, and every datagram still arrives, one by one.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_gso_refusal_falls_back_to_single_datagrams() {
+        use std::os::fd::AsRawFd;
+        const SO_NO_CHECK: libc::c_int = 11;
+        let msgs: Vec<String> = (0..150).map(|i| format!("same-size {i:04}")).collect();
+        let order: Vec<u32> = (0..150).collect();
+        let (got, cost, refused) = round_trip_with(&msgs, &order, true, |s| {
+            let one: libc::c_int = 1;
+            // SAFETY: setsockopt on the test's socket with a pointer to a local int.
+            let r = unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    SO_NO_CHECK,
+                    (&one as *const libc::c_int).cast(),
+                    std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+                )
+            };
+            assert_eq!(r, 0, "SO_NO_CHECK: {}", io::Error::last_os_error());
+        });
+        assert_eq!(got, msgs);
+        let why = refused.expect("the kernel refuses GSO without UDP checksums");
+        assert!(why.contains("refused UDP GSO"), "{why}");
+        assert_eq!(cost.gso_refused, 1, "{cost:?}");
+        assert_eq!(cost.gso_sends, 0, "{cost:?}");
     }
 }
