@@ -8,8 +8,8 @@ mod support;
 
 use std::path::Path;
 
-use support::peers::{Certs, NginxTls};
-use support::{SinkProc, all, run_json, write_config};
+use support::peers::HttpsFront;
+use support::{all, run_json, write_config};
 
 fn https_config(dir: &Path, port: u16, ca: &Path, total: u64) -> String {
     write_config(
@@ -24,17 +24,10 @@ fn https_config(dir: &Path, port: u16, ca: &Path, total: u64) -> String {
 
 #[test]
 fn https_through_nginx_stores_every_event_once() {
-    let sink = SinkProc::start(&["--http", "127.0.0.1:0"]);
-    let tmp = tempfile::tempdir().unwrap();
-    let certs = Certs::make(tmp.path());
-    let Some(ng) = NginxTls::start(
-        tmp.path(),
-        &certs.pem("server"),
-        &certs.key("server"),
-        sink.port,
-    ) else {
+    let Some(front) = HttpsFront::start("server") else {
         return;
     };
+    let (ng, sink, certs, tmp) = (&front.nginx, &front.sink, &front.certs, &front.tmp);
     let cfg = https_config(tmp.path(), ng.port, &certs.ca(), 3000);
     let (o, v) = run_json(&cfg, 1, 2);
     assert_eq!(
@@ -56,17 +49,10 @@ fn https_through_nginx_stores_every_event_once() {
 
 #[test]
 fn https_front_with_unknown_issuer_aborts_with_exit_6() {
-    let sink = SinkProc::start(&["--http", "127.0.0.1:0"]);
-    let tmp = tempfile::tempdir().unwrap();
-    let certs = Certs::make(tmp.path());
-    let Some(ng) = NginxTls::start(
-        tmp.path(),
-        &certs.pem("rogue"),
-        &certs.key("rogue"),
-        sink.port,
-    ) else {
+    let Some(front) = HttpsFront::start("rogue") else {
         return;
     };
+    let (ng, sink, certs, tmp) = (&front.nginx, &front.sink, &front.certs, &front.tmp);
     let cfg = https_config(tmp.path(), ng.port, &certs.ca(), 100);
     let (o, _) = run_json(&cfg, 1, 1);
     let text = all(&o);

@@ -10,9 +10,8 @@ mod support;
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use support::SinkProc;
 use support::peers::{
-    Certs, Listen, NginxTls, Record, Rsyslog, SyslogNg, WAIT, check_delivery, lf_framed,
+    Certs, HttpsFront, Listen, Record, Rsyslog, SyslogNg, WAIT, check_delivery, lf_framed,
     octet_counted, rfc5424, send_tcp, send_tls, send_udp, tls_connect,
 };
 
@@ -298,17 +297,10 @@ fn rsyslog_shows_messages_that_are_not_rfc5424() {
 
 #[test]
 fn nginx_tls_front_proxies_to_the_sink() {
-    let sink = SinkProc::start(&["--http", "127.0.0.1:0"]);
-    let tmp = tempfile::tempdir().unwrap();
-    let certs = Certs::make(tmp.path());
-    let Some(ng) = NginxTls::start(
-        tmp.path(),
-        &certs.pem("server"),
-        &certs.key("server"),
-        sink.port,
-    ) else {
+    let Some(front) = HttpsFront::start("server") else {
         return;
     };
+    let (ng, sink, certs) = (&front.nginx, &front.sink, &front.certs);
     let mut tls = tls_connect(ng.port, &certs.ca(), "localhost")
         .unwrap_or_else(|e| panic!("{e}\n{}", ng.log_text()));
     // Two requests on one keep-alive connection.

@@ -374,21 +374,28 @@ fn request_cap_grows_batches_to_keep_the_event_rate() {
     assert!((58..=66).contains(&batches), "{batches} requests");
 }
 
+/// The report's timeline asks for `want` events/s in its first seconds, one per second.
+fn assert_target_eps(v: &serde_json::Value, want: &[f64]) {
+    let target: Vec<f64> = v["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(want.len())
+        .map(|r| r["target_eps"].as_f64().unwrap())
+        .collect();
+    assert_eq!(target.len(), want.len(), "{target:?}");
+    for (got, want) in target.iter().zip(want) {
+        assert!((got - want).abs() < 1.0, "{target:?}");
+    }
+}
+
 #[test]
 fn ramp_profile_raises_the_rate_second_by_second() {
     let v = run_ok(
         "schema_version: \"1.0\"\ntarget: { url: builtin, batch: { max_events: 50 } }\nsource: { id: firewall.traffic }\nworkload:\n  profile: ramp\n  ramp: { from_eps: 500, to_eps: 4500, over: 4s }\n  stop: { after: 5s }\n",
     );
-    let t = v["timeline"].as_array().unwrap();
-    let target: Vec<f64> = t
-        .iter()
-        .take(5)
-        .map(|r| r["target_eps"].as_f64().unwrap())
-        .collect();
     // Seconds 0..4 of a 500 → 4,500 ramp over 4 s, then held: 1000, 2000, 3000, 4000, 4500.
-    for (got, want) in target.iter().zip([1000.0, 2000.0, 3000.0, 4000.0, 4500.0]) {
-        assert!((got - want).abs() < 1.0, "{target:?}");
-    }
+    assert_target_eps(&v, &[1000.0, 2000.0, 3000.0, 4000.0, 4500.0]);
     // Area: (500 + 4500) / 2 * 4 + 4500 = 14,500 events.
     assert_eq!(v["summary"]["events_sent"], 14500, "{}", v["summary"]);
 }
@@ -407,14 +414,6 @@ fn burst_profile_alternates_high_and_low() {
     let v = run_ok(
         "schema_version: \"1.0\"\ntarget: { url: builtin, batch: { max_events: 50 } }\nsource: { id: firewall.traffic }\nworkload:\n  profile: burst\n  burst: { high_eps: 4000, low_eps: 500, period: 2s, duty: 0.5 }\n  stop: { after: 4s }\n",
     );
-    let t = v["timeline"].as_array().unwrap();
-    let target: Vec<f64> = t
-        .iter()
-        .take(4)
-        .map(|r| r["target_eps"].as_f64().unwrap())
-        .collect();
-    for (got, want) in target.iter().zip([4000.0, 500.0, 4000.0, 500.0]) {
-        assert!((got - want).abs() < 1.0, "{target:?}");
-    }
+    assert_target_eps(&v, &[4000.0, 500.0, 4000.0, 500.0]);
     assert_eq!(v["summary"]["events_sent"], 9000, "{}", v["summary"]);
 }

@@ -224,101 +224,73 @@ fn run_and_check(peer: &PeerProc, cfg: &str, source: &str) -> serde_json::Value 
     v
 }
 
-fn tcp_url(port: Option<u16>) -> String {
-    format!("tcp://127.0.0.1:{}", port.unwrap())
+/// Which real server receives.
+#[derive(Clone, Copy)]
+enum Server {
+    SyslogNg,
+    Rsyslog,
+}
+
+/// Which of its listeners the run sends to.
+#[derive(Clone, Copy, PartialEq)]
+enum Via {
+    /// TCP, octet counting.
+    Tcp,
+    /// TCP, LF framing.
+    TcpLf,
+    Udp,
+    /// TLS, octet counting, verified against the lab CA.
+    Tls,
+}
+
+/// Starts `server` with the one listener `via` in a temp dir, sends TOTAL events of `source`
+/// to it and checks every record (`run_and_check`); returns the run's report, or `None` when
+/// the server is not installed (outside CI).
+fn deliver(server: Server, via: Via, source: &str) -> Option<Value> {
+    let tmp = tempfile::tempdir().unwrap();
+    let certs = (via == Via::Tls).then(|| Certs::make(tmp.path()));
+    let listen = Listen {
+        tcp: via == Via::Tcp,
+        tcp_lf: via == Via::TcpLf,
+        udp: via == Via::Udp,
+        tls: certs.as_ref().map(|c| c.tls("server")),
+    };
+    let (ports, peer) = match server {
+        Server::SyslogNg => SyslogNg::start(tmp.path(), listen).map(|p| (p.ports, p.proc))?,
+        Server::Rsyslog => Rsyslog::start(tmp.path(), listen).map(|p| (p.ports, p.proc))?,
+    };
+    let (scheme, port, framing) = match via {
+        Via::Tcp => ("tcp", ports.tcp, "octet-counting"),
+        Via::TcpLf => ("tcp", ports.tcp_lf, "lf"),
+        Via::Udp => ("udp", ports.udp, "octet-counting"),
+        Via::Tls => ("tls", ports.tls, "octet-counting"),
+    };
+    let url = format!("{scheme}://127.0.0.1:{}", port.unwrap());
+    let ca = certs.as_ref().map(|c| c.ca());
+    let cfg = config(tmp.path(), &url, framing, source, TOTAL, ca.as_deref());
+    Some(run_and_check(&peer, &cfg, source))
 }
 
 #[test]
 fn syslog_ng_tcp_octet_counting() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(ng) = SyslogNg::start(
-        tmp.path(),
-        Listen {
-            tcp: true,
-            ..Listen::default()
-        },
-    ) else {
-        return;
-    };
-    let cfg = config(
-        tmp.path(),
-        &tcp_url(ng.ports.tcp),
-        "octet-counting",
-        "linux.syslog",
-        TOTAL,
-        None,
-    );
-    run_and_check(&ng, &cfg, "linux.syslog");
+    deliver(Server::SyslogNg, Via::Tcp, "linux.syslog");
 }
 
 #[test]
 fn syslog_ng_tcp_octet_counting_json_pack() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(ng) = SyslogNg::start(
-        tmp.path(),
-        Listen {
-            tcp: true,
-            ..Listen::default()
-        },
-    ) else {
-        return;
-    };
-    let cfg = config(
-        tmp.path(),
-        &tcp_url(ng.ports.tcp),
-        "octet-counting",
-        "firewall.traffic",
-        TOTAL,
-        None,
-    );
-    run_and_check(&ng, &cfg, "firewall.traffic");
+    deliver(Server::SyslogNg, Via::Tcp, "firewall.traffic");
 }
 
 #[test]
 fn syslog_ng_tcp_lf_framing() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(ng) = SyslogNg::start(
-        tmp.path(),
-        Listen {
-            tcp_lf: true,
-            ..Listen::default()
-        },
-    ) else {
-        return;
-    };
-    let cfg = config(
-        tmp.path(),
-        &tcp_url(ng.ports.tcp_lf),
-        "lf",
-        "firewall.traffic",
-        TOTAL,
-        None,
-    );
-    run_and_check(&ng, &cfg, "firewall.traffic");
+    deliver(Server::SyslogNg, Via::TcpLf, "firewall.traffic");
 }
 
 #[test]
 fn syslog_ng_udp() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(ng) = SyslogNg::start(
-        tmp.path(),
-        Listen {
-            udp: true,
-            ..Listen::default()
-        },
-    ) else {
+    let Some(v) = deliver(Server::SyslogNg, Via::Udp, "linux.syslog") else {
         return;
     };
-    let url = format!("udp://127.0.0.1:{}", ng.ports.udp.unwrap());
-    let cfg = config(
-        tmp.path(),
-        &url,
-        "octet-counting",
-        "linux.syslog",
-        TOTAL,
-        None,
-    );
-    let v = run_and_check(&ng, &cfg, "linux.syslog");
     // Sent grouped by size in GSO buffers (the default udp_order), cut apart by the kernel:
     // syslog-ng parsed each datagram as its own message above.
     if cfg!(target_os = "linux") {
@@ -329,98 +301,22 @@ fn syslog_ng_udp() {
 
 #[test]
 fn syslog_ng_tls() {
-    let tmp = tempfile::tempdir().unwrap();
-    let certs = Certs::make(tmp.path());
-    let Some(ng) = SyslogNg::start(
-        tmp.path(),
-        Listen {
-            tls: Some(certs.tls("server")),
-            ..Listen::default()
-        },
-    ) else {
-        return;
-    };
-    let url = format!("tls://127.0.0.1:{}", ng.ports.tls.unwrap());
-    let cfg = config(
-        tmp.path(),
-        &url,
-        "octet-counting",
-        "linux.syslog",
-        TOTAL,
-        Some(&certs.ca()),
-    );
-    run_and_check(&ng, &cfg, "linux.syslog");
+    deliver(Server::SyslogNg, Via::Tls, "linux.syslog");
 }
 
 #[test]
 fn rsyslog_tcp_octet_counting_json_pack() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(rs) = Rsyslog::start(
-        tmp.path(),
-        Listen {
-            tcp: true,
-            ..Listen::default()
-        },
-    ) else {
-        return;
-    };
-    let cfg = config(
-        tmp.path(),
-        &tcp_url(rs.ports.tcp),
-        "octet-counting",
-        "firewall.traffic",
-        TOTAL,
-        None,
-    );
-    run_and_check(&rs, &cfg, "firewall.traffic");
+    deliver(Server::Rsyslog, Via::Tcp, "firewall.traffic");
 }
 
 #[test]
 fn rsyslog_tcp_lf_framing() {
-    let tmp = tempfile::tempdir().unwrap();
-    let Some(rs) = Rsyslog::start(
-        tmp.path(),
-        Listen {
-            tcp_lf: true,
-            ..Listen::default()
-        },
-    ) else {
-        return;
-    };
-    let cfg = config(
-        tmp.path(),
-        &tcp_url(rs.ports.tcp_lf),
-        "lf",
-        "linux.syslog",
-        TOTAL,
-        None,
-    );
-    run_and_check(&rs, &cfg, "linux.syslog");
+    deliver(Server::Rsyslog, Via::TcpLf, "linux.syslog");
 }
 
 #[test]
 fn rsyslog_tls() {
-    let tmp = tempfile::tempdir().unwrap();
-    let certs = Certs::make(tmp.path());
-    let Some(rs) = Rsyslog::start(
-        tmp.path(),
-        Listen {
-            tls: Some(certs.tls("server")),
-            ..Listen::default()
-        },
-    ) else {
-        return;
-    };
-    let url = format!("tls://127.0.0.1:{}", rs.ports.tls.unwrap());
-    let cfg = config(
-        tmp.path(),
-        &url,
-        "octet-counting",
-        "linux.syslog",
-        TOTAL,
-        Some(&certs.ca()),
-    );
-    run_and_check(&rs, &cfg, "linux.syslog");
+    deliver(Server::Rsyslog, Via::Tls, "linux.syslog");
 }
 
 /// A TLS syslog server presenting a bad certificate: the run ends with exit 6 and names why.

@@ -680,6 +680,31 @@ impl NginxTls {
     }
 }
 
+/// `ingestbench sink --http` behind nginx terminating TLS with the lab certificate `cert` (of
+/// a fresh CA in a temp dir of its own). Fields drop in order: nginx, the sink, the files.
+pub struct HttpsFront {
+    pub nginx: NginxTls,
+    pub sink: super::SinkProc,
+    pub certs: Certs,
+    pub tmp: tempfile::TempDir,
+}
+
+impl HttpsFront {
+    /// `None` when nginx is not installed (outside CI).
+    pub fn start(cert: &str) -> Option<HttpsFront> {
+        let sink = super::SinkProc::start(&["--http", "127.0.0.1:0"]);
+        let tmp = tempfile::tempdir().unwrap();
+        let certs = Certs::make(tmp.path());
+        let nginx = NginxTls::start(tmp.path(), &certs.pem(cert), &certs.key(cert), sink.port)?;
+        Some(HttpsFront {
+            nginx,
+            sink,
+            certs,
+            tmp,
+        })
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Hand-made messages, for the harness's own tests
 
