@@ -2,6 +2,8 @@
 //! plain `TcpStream`s (a client written separately from the engine's, so a framing bug
 //! cannot hide on both sides). Every socket has a timeout; every test stops its sink.
 
+mod support;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
@@ -630,14 +632,7 @@ fn the_sink_command_serves_and_prints_stats() {
     );
     assert_eq!(r.json()["accepted"], 7);
     drop(c);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(Instant::now() < deadline, "sink --duration 2s did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = support::wait_exit(&mut child, Duration::from_secs(15), "sink --duration 2s");
     assert!(status.success());
     let mut out = String::new();
     child

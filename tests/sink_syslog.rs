@@ -4,6 +4,8 @@
 //! temporary directory. Syslog has no responses, so every test waits for the counts it
 //! expects with a deadline; every socket has a timeout; every sink is stopped.
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
@@ -658,10 +660,7 @@ struct Proc(Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
+        support::stop_child(&mut self.0);
     }
 }
 
@@ -717,14 +716,7 @@ fn the_sink_command_prints_its_listeners_and_counts_syslog() {
     let mut t = tls_connect(addrs[3], client_config(&certs, "ca.pem", None)).unwrap();
     t.write_all(&lf(&msg("r-cmd", 0, 2))).unwrap();
     t.flush().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let status = loop {
-        if let Some(st) = p.0.try_wait().unwrap() {
-            break st;
-        }
-        assert!(Instant::now() < deadline, "sink --duration 2s did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = support::wait_exit(&mut p.0, Duration::from_secs(15), "sink --duration 2s");
     assert!(status.success());
     let mut out = String::new();
     p.0.stdout.take().unwrap().read_to_string(&mut out).unwrap();
@@ -791,14 +783,7 @@ fn the_sink_command_with_syslog_tcp_prints_http_first_and_exits_with_stats() {
         c.write_all(&lf(&msg("r-cmd2", 1, seq))).unwrap();
     }
     drop(c);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let status = loop {
-        if let Some(st) = p.0.try_wait().unwrap() {
-            break st;
-        }
-        assert!(Instant::now() < deadline, "sink --duration 2s did not exit");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = support::wait_exit(&mut p.0, Duration::from_secs(15), "sink --duration 2s");
     assert!(status.success());
     let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();

@@ -118,6 +118,19 @@ pub fn stop_child(child: &mut Child) {
     let _ = child.wait();
 }
 
+/// Waits for a child that is to exit by itself (`--duration`), at most `within`; panics
+/// naming `what` if it does not.
+pub fn wait_exit(child: &mut Child, within: Duration, what: &str) -> std::process::ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        assert!(Instant::now() < deadline, "{what} did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 pub fn write_config(dir: &Path, name: &str, body: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, body).unwrap();
