@@ -180,12 +180,7 @@ fn slo_breach_exits_3_and_names_it() {
 
 #[test]
 fn unreachable_target_exits_6_with_a_clear_message() {
-    // Bind then drop a listener: its port is (almost surely) closed now.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::peers::free_port();
     let tmp = tempfile::tempdir().unwrap();
     let cfg = write_config(
         tmp.path(),

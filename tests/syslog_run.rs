@@ -258,11 +258,7 @@ fn oversize_messages_are_counted_not_cut() {
 
 #[test]
 fn closed_udp_port_aborts_with_exit_6() {
-    let port = UdpSocket::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::peers::free_port();
     let tmp = tempfile::tempdir().unwrap();
     let cfg = write_config(
         tmp.path(),

@@ -82,36 +82,34 @@ impl SyslogFramer {
         self.format
     }
 
-    /// Builds the message for `event` (time `time_ns`) into `msg` (cleared first).
+    /// Appends one event's message to `out`, framed for the transport: the header (PRI,
+    /// timestamp, host, app, …; none for syslog-native packs), then the event `render` writes.
+    /// LF and datagram messages are built in place; octet counting needs the length first, so
+    /// the message is built in `scratch` and copied after its length. Returns false, with
+    /// nothing appended, when the message is over `max_message` (never cut).
     #[inline]
-    pub fn message(&mut self, event: &[u8], time_ns: i64, msg: &mut Vec<u8>) {
-        msg.clear();
-        self.header(time_ns, msg);
-        msg.put_slice(event);
-    }
-
-    /// Appends the syslog header (PRI, timestamp, host, app, …) for an event at `time_ns`;
-    /// nothing for syslog-native packs, whose events carry their own.
-    #[inline]
-    pub fn header(&mut self, time_ns: i64, out: &mut Vec<u8>) {
-        if self.native {
-            return;
+    pub fn append(
+        &mut self,
+        time_ns: i64,
+        out: &mut Vec<u8>,
+        scratch: &mut Vec<u8>,
+        render: impl FnOnce(&mut Vec<u8>),
+    ) -> bool {
+        if self.framing == Some(SyslogFraming::OctetCounting) {
+            scratch.clear();
+            self.header(time_ns, scratch);
+            render(scratch);
+            if scratch.len() > self.max_message {
+                return false;
+            }
+            write_u64(scratch.len() as u64, out);
+            out.push(b' ');
+            out.put_slice(scratch);
+            return true;
         }
-        out.put_slice(&self.pri);
-        self.ts.write(time_ns, out);
-        out.put_slice(&self.rest);
-    }
-
-    /// True when a message needs nothing in front of it (UDP, LF framing): it can then be
-    /// built in place with `header`, the event, and `close`, instead of `message` + `frame`.
-    pub fn in_place(&self) -> bool {
-        self.framing != Some(SyslogFraming::OctetCounting)
-    }
-
-    /// Ends a message built in place in `out` from `start`: false (and the message taken out
-    /// again) when it is over `max_message`, else the LF framing's newline is added.
-    #[inline]
-    pub fn close(&self, out: &mut Vec<u8>, start: usize) -> bool {
+        let start = out.len();
+        self.header(time_ns, out);
+        render(out);
         if out.len() - start > self.max_message {
             out.truncate(start);
             return false;
@@ -122,26 +120,14 @@ impl SyslogFramer {
         true
     }
 
-    /// Appends `msg` to `out` with this transport's framing; false (nothing written) when the
-    /// message is over `max_message`.
     #[inline]
-    pub fn frame(&self, msg: &[u8], out: &mut Vec<u8>) -> bool {
-        if msg.len() > self.max_message {
-            return false;
+    fn header(&mut self, time_ns: i64, out: &mut Vec<u8>) {
+        if self.native {
+            return;
         }
-        match self.framing {
-            Some(SyslogFraming::OctetCounting) => {
-                write_u64(msg.len() as u64, out);
-                out.push(b' ');
-                out.put_slice(msg);
-            }
-            Some(SyslogFraming::Lf) => {
-                out.put_slice(msg);
-                out.push(b'\n');
-            }
-            None => out.put_slice(msg),
-        }
-        true
+        out.put_slice(&self.pri);
+        self.ts.write(time_ns, out);
+        out.put_slice(&self.rest);
     }
 }
 
@@ -187,11 +173,11 @@ mod tests {
     const T: i64 = 1_741_944_067_123_456_789;
 
     fn framed(f: &mut SyslogFramer, ev: &[u8]) -> (bool, String) {
-        let mut msg = Vec::new();
-        let mut out = Vec::new();
-        f.message(ev, T, &mut msg);
-        let ok = f.frame(&msg, &mut out);
-        (ok, String::from_utf8(out).unwrap())
+        let mut out = b"before|".to_vec();
+        let ok = f.append(T, &mut out, &mut Vec::new(), |o| o.extend_from_slice(ev));
+        let out = String::from_utf8(out).unwrap();
+        let rest = out.strip_prefix("before|").expect("what was there stays");
+        (ok, rest.to_string())
     }
 
     #[test]
@@ -231,9 +217,11 @@ mod tests {
 
     #[test]
     fn oversize_is_refused_not_cut() {
-        let c = cfg(SyslogFormat::Rfc5424, SyslogFraming::Lf);
-        let mut f = SyslogFramer::new(Some(&c), &pack(Carrier::Json), "h", false);
-        let big = vec![b'x'; 200];
-        assert_eq!(framed(&mut f, &big), (false, String::new()));
+        for framing in [SyslogFraming::Lf, SyslogFraming::OctetCounting] {
+            let c = cfg(SyslogFormat::Rfc5424, framing);
+            let mut f = SyslogFramer::new(Some(&c), &pack(Carrier::Json), "h", false);
+            let big = vec![b'x'; 200];
+            assert_eq!(framed(&mut f, &big), (false, String::new()), "{framing:?}");
+        }
     }
 }

@@ -150,8 +150,6 @@ struct Worker {
     links: Vec<Link>,
     batches: Vec<Batch>,
     scratch: Vec<u8>,
-    /// A syslog message being built.
-    msg: Vec<u8>,
     gzip: Gzip,
     counters: Counters,
     latency: Histogram<u64>,
@@ -213,7 +211,6 @@ impl Worker {
             links,
             batches,
             scratch: Vec::with_capacity(64 * 1024),
-            msg: Vec::with_capacity(64 * 1024),
             gzip: Gzip::new(),
             counters: Counters::default(),
             latency: new_histogram(),
@@ -574,16 +571,10 @@ impl Worker {
             };
             if let Some(sf) = &mut p.syslog {
                 let before = b.body.len();
-                let fits = if sf.in_place() {
-                    sf.header(ctx.time_ns, &mut b.body);
-                    p.generator.render(&ctx, &mut b.body);
-                    sf.close(&mut b.body, before)
-                } else {
-                    self.scratch.clear();
-                    p.generator.render(&ctx, &mut self.scratch);
-                    sf.message(&self.scratch, ctx.time_ns, &mut self.msg);
-                    sf.frame(&self.msg, &mut b.body)
-                };
+                let generator = &mut p.generator;
+                let fits = sf.append(ctx.time_ns, &mut b.body, &mut self.scratch, |out| {
+                    generator.render(&ctx, out);
+                });
                 if !fits {
                     // Never cut a message to fit: count it (sent and failed) and leave it out.
                     self.counters.oversize_events += 1;

@@ -37,6 +37,7 @@ impl ScanError {
 
 const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
 
+#[derive(Default)]
 struct Masks {
     quote: u64,
     backslash: u64,
@@ -53,13 +54,7 @@ fn masks(block: &[u8; 64]) -> Masks {
     use std::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
-    let mut m = Masks {
-        quote: 0,
-        backslash: 0,
-        open: 0,
-        close: 0,
-        comma: 0,
-    };
+    let mut m = Masks::default();
     // SAFETY: SSE2 is part of the x86_64 baseline, and each unaligned load reads bytes
     // 16k..16k+16 of a 64-byte array.
     unsafe {
@@ -84,13 +79,7 @@ fn masks(block: &[u8; 64]) -> Masks {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn masks(block: &[u8; 64]) -> Masks {
-    let mut m = Masks {
-        quote: 0,
-        backslash: 0,
-        open: 0,
-        close: 0,
-        comma: 0,
-    };
+    let mut m = Masks::default();
     for (i, &b) in block.iter().enumerate() {
         let folded = b | 0x20;
         m.quote |= u64::from(b == b'"') << i;
