@@ -26,11 +26,17 @@ pub struct SendCost {
 pub struct UdpLink {
     pub token: Token,
     sock: Option<UdpSocket>,
-    /// Largest datagram that may be a GSO segment (path MTU less the IP and UDP headers);
-    /// 0 when GSO is off.
-    gso_max_segment: usize,
+    gso: Gso,
+}
+
+/// A link's GSO state.
+#[derive(Default)]
+struct Gso {
+    /// Largest datagram that may be a segment (path MTU less the IP and UDP headers); 0 when
+    /// GSO is off.
+    max_segment: usize,
     /// Why the kernel refused GSO, once it has.
-    gso_refused: Option<String>,
+    refused: Option<String>,
 }
 
 /// Messages per `sendmmsg` call.
@@ -51,8 +57,7 @@ impl UdpLink {
         UdpLink {
             token,
             sock: None,
-            gso_max_segment: 0,
-            gso_refused: None,
+            gso: Gso::default(),
         }
     }
 
@@ -71,7 +76,7 @@ impl UdpLink {
         let mut s = UdpSocket::bind(local)?;
         s.connect(addr)?;
         set_send_buffer(&s, 8 << 20);
-        self.gso_max_segment = if gso && self.gso_refused.is_none() {
+        self.gso.max_segment = if gso && self.gso.refused.is_none() {
             gso_max_segment(&s, addr.is_ipv4())
         } else {
             0
@@ -93,7 +98,7 @@ impl UdpLink {
 
     /// Why the kernel refused GSO on this link, if it did.
     pub fn gso_refused(&self) -> Option<&str> {
-        self.gso_refused.as_deref()
+        self.gso.refused.as_deref()
     }
 
     /// Sends datagrams `order[from..]` of `buf`; returns the position in `order` of the first
@@ -106,8 +111,11 @@ impl UdpLink {
         mut from: usize,
         cost: &mut SendCost,
     ) -> io::Result<usize> {
+        let Some(s) = &self.sock else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
         while from < order.len() {
-            match self.send_some(buf, ends, order, from, cost) {
+            match send_some(s, &mut self.gso, buf, ends, order, from, cost) {
                 Ok(0) => break,
                 Ok(n) => from += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -117,109 +125,108 @@ impl UdpLink {
         }
         Ok(from)
     }
+}
 
-    #[cfg(target_os = "linux")]
-    fn send_some(
-        &mut self,
-        buf: &[u8],
-        ends: &[u32],
-        order: &[u32],
-        from: usize,
-        cost: &mut SendCost,
-    ) -> io::Result<usize> {
-        use std::os::fd::AsRawFd;
-        let Some(s) = &self.sock else {
-            return Err(io::ErrorKind::NotConnected.into());
-        };
-        // SAFETY: plain C structs, zero is a valid value for every field.
-        let mut iov: [libc::iovec; MAX_IOV] = unsafe { std::mem::zeroed() };
-        let mut msgs: [libc::mmsghdr; VLEN] = unsafe { std::mem::zeroed() };
-        // Room for one cmsg carrying a u16 (CMSG_SPACE(2) is 24 on 64-bit Linux), aligned.
-        let mut ctl = [[0u64; 4]; VLEN];
-        let mut runs = [0u16; VLEN];
-        let (mut m, mut v, mut i) = (0, 0, from);
-        while m < VLEN && v < MAX_IOV && i < order.len() {
-            let first = v;
-            let seg = datagram(buf, ends, order[i]);
-            iov[v] = iovec(seg);
-            (v, i) = (v + 1, i + 1);
-            let mut total = seg.len();
-            if seg.len() <= self.gso_max_segment {
-                // Same-size datagrams, then at most one shorter one to end the run.
-                while i < order.len() && v < MAX_IOV && v - first < MAX_SEGMENTS {
-                    let next = datagram(buf, ends, order[i]);
-                    if next.len() > seg.len() || total + next.len() > MAX_GSO_BYTES {
-                        break;
-                    }
-                    iov[v] = iovec(next);
-                    (v, i) = (v + 1, i + 1);
-                    total += next.len();
-                    if next.len() < seg.len() {
-                        break;
-                    }
+/// One `sendmmsg`: datagrams `order[from..]` as far as one call takes them, same-size runs as
+/// GSO buffers; returns how many datagrams the kernel took.
+#[cfg(target_os = "linux")]
+fn send_some(
+    s: &UdpSocket,
+    gso: &mut Gso,
+    buf: &[u8],
+    ends: &[u32],
+    order: &[u32],
+    from: usize,
+    cost: &mut SendCost,
+) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain C structs, zero is a valid value for every field.
+    let mut iov: [libc::iovec; MAX_IOV] = unsafe { std::mem::zeroed() };
+    let mut msgs: [libc::mmsghdr; VLEN] = unsafe { std::mem::zeroed() };
+    // Room for one cmsg carrying a u16 (CMSG_SPACE(2) is 24 on 64-bit Linux), aligned.
+    let mut ctl = [[0u64; 4]; VLEN];
+    let mut runs = [0u16; VLEN];
+    let (mut m, mut v, mut i) = (0, 0, from);
+    while m < VLEN && v < MAX_IOV && i < order.len() {
+        let first = v;
+        let seg = datagram(buf, ends, order[i]);
+        iov[v] = iovec(seg);
+        (v, i) = (v + 1, i + 1);
+        let mut total = seg.len();
+        if seg.len() <= gso.max_segment {
+            // Same-size datagrams, then at most one shorter one to end the run.
+            while i < order.len() && v < MAX_IOV && v - first < MAX_SEGMENTS {
+                let next = datagram(buf, ends, order[i]);
+                if next.len() > seg.len() || total + next.len() > MAX_GSO_BYTES {
+                    break;
+                }
+                iov[v] = iovec(next);
+                (v, i) = (v + 1, i + 1);
+                total += next.len();
+                if next.len() < seg.len() {
+                    break;
                 }
             }
-            let h = &mut msgs[m].msg_hdr;
-            h.msg_iov = &mut iov[first];
-            h.msg_iovlen = v - first;
-            if v - first > 1 {
-                // SAFETY: `ctl[m]` is 32 aligned bytes, room for CMSG_SPACE(size_of::<u16>());
-                // CMSG_FIRSTHDR/CMSG_DATA stay inside it once msg_control/msg_controllen are set.
-                unsafe {
-                    h.msg_control = ctl[m].as_mut_ptr().cast();
-                    h.msg_controllen = libc::CMSG_SPACE(2) as usize;
-                    let c = libc::CMSG_FIRSTHDR(h);
-                    (*c).cmsg_level = libc::SOL_UDP;
-                    (*c).cmsg_type = libc::UDP_SEGMENT;
-                    (*c).cmsg_len = libc::CMSG_LEN(2) as usize;
-                    std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), seg.len() as u16);
-                }
-            }
-            runs[m] = (v - first) as u16;
-            m += 1;
         }
-        // SAFETY: `msgs[..m]` point at `iov` and `ctl` entries, which point into `buf`; all
-        // outlive the call, and the socket is connected, so no address is needed.
-        let sent = unsafe {
-            libc::sendmmsg(
-                s.as_raw_fd(),
-                msgs.as_mut_ptr(),
-                m as libc::c_uint,
-                libc::MSG_DONTWAIT,
-            )
-        };
-        cost.calls += 1;
-        if sent < 0 {
-            let e = io::Error::last_os_error();
-            if runs[0] > 1 && gso_refusal(&e) {
-                // The kernel (or the device) will not segment: say why, and go on without.
-                self.gso_refused = Some(format!("the kernel refused UDP GSO: {e}"));
-                self.gso_max_segment = 0;
-                cost.gso_refused += 1;
-                return Err(io::ErrorKind::Interrupted.into());
+        let h = &mut msgs[m].msg_hdr;
+        h.msg_iov = &mut iov[first];
+        h.msg_iovlen = v - first;
+        if v - first > 1 {
+            // SAFETY: `ctl[m]` is 32 aligned bytes, room for CMSG_SPACE(size_of::<u16>());
+            // CMSG_FIRSTHDR/CMSG_DATA stay inside it once msg_control/msg_controllen are set.
+            unsafe {
+                h.msg_control = ctl[m].as_mut_ptr().cast();
+                h.msg_controllen = libc::CMSG_SPACE(2) as usize;
+                let c = libc::CMSG_FIRSTHDR(h);
+                (*c).cmsg_level = libc::SOL_UDP;
+                (*c).cmsg_type = libc::UDP_SEGMENT;
+                (*c).cmsg_len = libc::CMSG_LEN(2) as usize;
+                std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), seg.len() as u16);
             }
-            return Err(e);
         }
-        let sent = &runs[..sent as usize];
-        cost.gso_sends += sent.iter().filter(|&&k| k > 1).count() as u64;
-        Ok(sent.iter().map(|&k| k as usize).sum())
+        runs[m] = (v - first) as u16;
+        m += 1;
     }
+    // SAFETY: `msgs[..m]` point at `iov` and `ctl` entries, which point into `buf`; all
+    // outlive the call, and the socket is connected, so no address is needed.
+    let sent = unsafe {
+        libc::sendmmsg(
+            s.as_raw_fd(),
+            msgs.as_mut_ptr(),
+            m as libc::c_uint,
+            libc::MSG_DONTWAIT,
+        )
+    };
+    cost.calls += 1;
+    if sent < 0 {
+        let e = io::Error::last_os_error();
+        if runs[0] > 1 && gso_refusal(&e) {
+            // The kernel (or the device) will not segment: say why, and go on without.
+            gso.refused = Some(format!("the kernel refused UDP GSO: {e}"));
+            gso.max_segment = 0;
+            cost.gso_refused += 1;
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        return Err(e);
+    }
+    let sent = &runs[..sent as usize];
+    cost.gso_sends += sent.iter().filter(|&&k| k > 1).count() as u64;
+    Ok(sent.iter().map(|&k| k as usize).sum())
+}
 
-    #[cfg(not(target_os = "linux"))]
-    fn send_some(
-        &mut self,
-        buf: &[u8],
-        ends: &[u32],
-        order: &[u32],
-        from: usize,
-        cost: &mut SendCost,
-    ) -> io::Result<usize> {
-        let Some(s) = &self.sock else {
-            return Err(io::ErrorKind::NotConnected.into());
-        };
-        cost.calls += 1;
-        s.send(datagram(buf, ends, order[from])).map(|_| 1)
-    }
+/// One `send`: datagram `order[from]`.
+#[cfg(not(target_os = "linux"))]
+fn send_some(
+    s: &UdpSocket,
+    _: &mut Gso,
+    buf: &[u8],
+    ends: &[u32],
+    order: &[u32],
+    from: usize,
+    cost: &mut SendCost,
+) -> io::Result<usize> {
+    cost.calls += 1;
+    s.send(datagram(buf, ends, order[from])).map(|_| 1)
 }
 
 /// Datagram `i` of `buf`.
