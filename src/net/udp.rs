@@ -33,7 +33,8 @@ pub struct UdpLink {
 #[derive(Default)]
 struct Gso {
     /// Largest datagram that may be a segment (path MTU less the IP and UDP headers); 0 when
-    /// GSO is off.
+    /// GSO is off (always, where there is no GSO).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     max_segment: usize,
     /// Why the kernel refused GSO, once it has.
     refused: Option<String>,
@@ -115,7 +116,14 @@ impl UdpLink {
             return Err(io::ErrorKind::NotConnected.into());
         };
         while from < order.len() {
-            match send_some(s, &mut self.gso, buf, ends, order, from, cost) {
+            #[cfg(target_os = "linux")]
+            let sent = send_some(s, &mut self.gso, buf, ends, order, from, cost);
+            #[cfg(not(target_os = "linux"))]
+            let sent = {
+                cost.calls += 1;
+                s.send(datagram(buf, ends, order[from])).map(|_| 1)
+            };
+            match sent {
                 Ok(0) => break,
                 Ok(n) => from += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -212,21 +220,6 @@ fn send_some(
     let sent = &runs[..sent as usize];
     cost.gso_sends += sent.iter().filter(|&&k| k > 1).count() as u64;
     Ok(sent.iter().map(|&k| k as usize).sum())
-}
-
-/// One `send`: datagram `order[from]`.
-#[cfg(not(target_os = "linux"))]
-fn send_some(
-    s: &UdpSocket,
-    _: &mut Gso,
-    buf: &[u8],
-    ends: &[u32],
-    order: &[u32],
-    from: usize,
-    cost: &mut SendCost,
-) -> io::Result<usize> {
-    cost.calls += 1;
-    s.send(datagram(buf, ends, order[from])).map(|_| 1)
 }
 
 /// Datagram `i` of `buf`.
