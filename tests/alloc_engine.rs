@@ -3,55 +3,13 @@
 //! built-in sink is in full swing, between its second and fifth second: over HTTP (lphc) and
 //! over syslog UDP (datagrams grouped by size into GSO buffers).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
 use std::time::Duration;
 
-struct PerThread;
-
-static WORKER_ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// 1 on worker threads, 0 elsewhere, unknown (2) until first asked.
-    static IS_WORKER: Cell<u8> = const { Cell::new(2) };
-}
-
-fn on_worker() -> bool {
-    IS_WORKER
-        .try_with(|w| {
-            if w.get() == 2 {
-                // Reading the name does not allocate.
-                let yes = std::thread::current()
-                    .name()
-                    .is_some_and(|n| n.starts_with("ingestbench-w"));
-                w.set(u8::from(yes));
-            }
-            w.get() == 1
-        })
-        .unwrap_or(false)
-}
-
-unsafe impl GlobalAlloc for PerThread {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        if on_worker() {
-            WORKER_ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        if on_worker() {
-            WORKER_ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static A: PerThread = PerThread;
+static A: counting_alloc::OnThreads = counting_alloc::OnThreads("ingestbench-w");
 
 #[test]
 fn workers_do_not_allocate_in_steady_state() {
@@ -86,7 +44,7 @@ fn steady_state_allocations(yaml: &str) -> u64 {
     let cfg = tmp.path().join("c.yaml");
     std::fs::write(&cfg, yaml).unwrap();
     let path = cfg.display().to_string();
-    let start = WORKER_ALLOCS.load(Ordering::Relaxed);
+    let start = counting_alloc::allocations();
     let run = std::thread::spawn(move || {
         ingestbench::cli::run(&[
             "ingestbench".into(),
@@ -100,14 +58,14 @@ fn steady_state_allocations(yaml: &str) -> u64 {
         ])
     });
     std::thread::sleep(Duration::from_secs(2));
-    let before = WORKER_ALLOCS.load(Ordering::Relaxed);
+    let before = counting_alloc::allocations();
     // The counter does see worker threads: their setup (batch buffers, pollers) allocates.
     assert!(
         before > start,
         "no allocation seen on worker threads at all"
     );
     std::thread::sleep(Duration::from_secs(3));
-    let during = WORKER_ALLOCS.load(Ordering::Relaxed) - before;
+    let during = counting_alloc::allocations() - before;
     let code = run.join().unwrap();
     assert_eq!(code, 0, "{yaml}");
     during

@@ -4,58 +4,17 @@
 //! allocate once per 65,536 new seqs of an agent (its bitset's chunk index grows), so the
 //! bound is a handful for the whole test, not zero.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+#[path = "support/counting_alloc.rs"]
+mod counting_alloc;
+
 use std::io::Write;
 use std::net::{TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use ingestbench::sink::{self, SinkConfig, SinkHandle, SinkStats};
 
-struct PerThread;
-
-static SINK_ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// 1 on sink worker threads, 0 elsewhere, unknown (2) until first asked.
-    static IS_SINK: Cell<u8> = const { Cell::new(2) };
-}
-
-fn on_sink_worker() -> bool {
-    IS_SINK
-        .try_with(|w| {
-            if w.get() == 2 {
-                let yes = std::thread::current()
-                    .name()
-                    .is_some_and(|n| n.starts_with("sink-w"));
-                w.set(u8::from(yes));
-            }
-            w.get() == 1
-        })
-        .unwrap_or(false)
-}
-
-unsafe impl GlobalAlloc for PerThread {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        if on_sink_worker() {
-            SINK_ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        if on_sink_worker() {
-            SINK_ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static A: PerThread = PerThread;
+static A: counting_alloc::OnThreads = counting_alloc::OnThreads("sink-w");
 
 fn msg(agent: u32, seq: u64) -> String {
     format!(
@@ -116,7 +75,7 @@ fn syslog_messages_allocate_nothing_in_steady_state() {
     wait_for(&s, |st| {
         st.syslog.messages_tcp == 20_000 && st.syslog.messages_udp == 1000
     });
-    let before = SINK_ALLOCS.load(Ordering::Relaxed);
+    let before = counting_alloc::allocations();
     let tcp = frames(0, 20_000..220_000);
     for chunk in tcp.chunks(100_003) {
         c.write_all(chunk).unwrap();
@@ -125,7 +84,7 @@ fn syslog_messages_allocate_nothing_in_steady_state() {
     wait_for(&s, |st| {
         st.syslog.messages_tcp == 220_000 && st.syslog.messages_udp == 6000
     });
-    let allocs = SINK_ALLOCS.load(Ordering::Relaxed) - before;
+    let allocs = counting_alloc::allocations() - before;
     eprintln!("{allocs} allocations on sink threads for 205,000 messages");
     let st = s.shutdown();
     assert_eq!(st.runs["r-alloc"].distinct, 226_000);
