@@ -5,6 +5,7 @@
 //! target). It returns a `RunResult`: plain data for `report`.
 
 pub mod pacer;
+pub mod schedule;
 pub mod worker;
 
 use std::io::{IsTerminal, Write};

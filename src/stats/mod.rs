@@ -3,6 +3,8 @@
 //! `Interval` a worker sends its coordinator every second, and merging them. Histograms
 //! ping-pong: the coordinator sends a cleared one back, so steady state allocates nothing.
 
+pub mod snapshot;
+
 use hdrhistogram::Histogram;
 
 /// Highest latency recorded exactly (60 s in µs); longer ones are clamped to it.

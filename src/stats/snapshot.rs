@@ -1,0 +1,256 @@
+//! The live view of a run: a `Snapshot` the coordinator publishes every second (and on
+//! demand) while the run goes on, and once more when it has ended. Plain data in the JSON
+//! report's vocabulary (`events_sent`, `latency_ms`, `_eps`, `_s`); observers (the terminal
+//! line, the status page, Prometheus, the panel, the ceiling search) read it, workers never see
+//! it. `SnapshotCell` holds the latest one for readers on any thread.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+pub const STATUS_SCHEMA: &str = "ingestbench.status/1";
+
+/// Where the run is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// Sending on schedule.
+    Running,
+    /// Paused by control: no events are due.
+    Paused,
+    /// The schedule has ended (or the run was stopped): waiting for answers in flight.
+    Draining,
+    /// Every worker has stopped; this is the last snapshot.
+    Finished,
+}
+
+/// What the run is, fixed for its whole length.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunInfo {
+    pub run_id: String,
+    pub name: Option<String>,
+    pub adapter: String,
+    pub url: String,
+    pub address: String,
+    pub source: String,
+    pub threads: usize,
+    pub connections: usize,
+    /// `stop.after` in seconds of schedule (paused time not counted), when the run stops by
+    /// time.
+    pub duration_s: Option<f64>,
+    /// `stop.total_events`, when the run stops by count.
+    pub total_events: Option<u64>,
+}
+
+/// Percentiles of one latency clock, in milliseconds; zeros when `count` is 0.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub max: f64,
+}
+
+/// Intended (from the schedule) and service (from the write) latency.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Latency {
+    pub intended: LatencySummary,
+    pub service: LatencySummary,
+}
+
+/// Counts over a stretch of the run: the last second (`interval`) or the whole run so far
+/// (`cumulative`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Window {
+    /// Length of the stretch, seconds (schedule time for `cumulative`: paused time is left out).
+    pub seconds: f64,
+    /// Events the schedule asked for in it, per second.
+    pub target_eps: f64,
+    /// Events accepted in it, per second.
+    pub achieved_eps: f64,
+    pub events_sent: u64,
+    pub events_accepted: u64,
+    pub events_failed: u64,
+    pub batches_sent: u64,
+    pub batches_accepted: u64,
+    pub batches_failed: u64,
+    pub batches_retried: u64,
+    pub bytes_sent: u64,
+    pub latency_ms: Latency,
+}
+
+/// Latency as a Prometheus histogram: cumulative counts of batches with latency ≤ each bound.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Buckets {
+    /// `(le_s, count)` in increasing `le_s`; the last bound is `+Inf` (`f64::INFINITY`) and
+    /// its count equals `count`.
+    pub le_s: Vec<(f64, u64)>,
+    pub sum_s: f64,
+    pub count: u64,
+}
+
+/// A control action taken during the run, in the order taken.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ControlMark {
+    /// Seconds since the start of the run (wall time).
+    pub t_s: f64,
+    /// `stop`, `pause`, `resume` or `rate`.
+    pub action: &'static str,
+    /// For `rate`: the rate in force afterwards (eps at that instant).
+    pub rate_eps: Option<f64>,
+    /// For `rate`: what was asked (`eps` or `factor` and its value), for humans.
+    pub detail: Option<String>,
+}
+
+/// What the built-in sink says it stored of this run so far.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Stored {
+    pub store: String,
+    pub events_received: u64,
+    pub distinct: u64,
+    pub duplicates: u64,
+    /// Accepted so far but not (yet) found in the store; settles at the end.
+    pub lost_events: u64,
+}
+
+/// One second of the recent history kept for charts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Point {
+    pub t: u32,
+    pub target_eps: f64,
+    pub achieved_eps: f64,
+    pub p99_ms: f64,
+    pub service_p99_ms: f64,
+    pub errors: u64,
+}
+
+/// Seconds of history a snapshot carries (10 minutes).
+pub const HISTORY_SECONDS: usize = 600;
+
+/// The live view of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct Snapshot {
+    pub schema: &'static str,
+    /// Counts up by one for every snapshot of the run.
+    pub seq: u64,
+    pub run: RunInfo,
+    pub state: RunState,
+    /// Wall seconds since the start.
+    pub elapsed_s: f64,
+    /// Seconds of schedule left (stop by time), or null.
+    pub remaining_s: Option<f64>,
+    /// Seconds spent paused so far.
+    pub paused_s: f64,
+    /// The rate the schedule asks for now, events per second.
+    pub rate_eps: f64,
+    /// Events the schedule asked for up to now.
+    pub events_due: u64,
+    /// The last complete second.
+    pub interval: Window,
+    /// The whole run so far.
+    pub cumulative: Window,
+    /// Counters of problems by kind since the start: `connect`, `reset`, `timeout`,
+    /// `protocol`, `auth`, `oversize`, `status_<code>` for answers other than 2xx,
+    /// `hec_code_<n>` for HEC codes other than 0.
+    pub errors: BTreeMap<String, u64>,
+    /// Answers by HTTP status since the start.
+    pub status: BTreeMap<String, u64>,
+    pub auth_failures: u64,
+    pub connect_errors: u64,
+    pub connection_resets: u64,
+    pub timeouts: u64,
+    pub protocol_errors: u64,
+    pub reconnects: u64,
+    pub batches_acked: u64,
+    pub acks_pending: u64,
+    pub oversize_events: u64,
+    /// How late batches left compared with their schedule: the worst in the last second and
+    /// since the start, ms.
+    pub lag_ms_max: f64,
+    pub lag_ms_max_cumulative: f64,
+    /// Events due and not yet sent, at the end of the last second.
+    pub backlog_events: u64,
+    pub connections_open: u64,
+    /// Latency histograms since the start, for `/metrics`.
+    pub intended_buckets: Buckets,
+    pub service_buckets: Buckets,
+    /// What the built-in sink stored, when it is the target.
+    pub stored: Option<Stored>,
+    pub control: Vec<ControlMark>,
+    /// Up to `HISTORY_SECONDS` of the most recent complete seconds, oldest first.
+    pub history: Vec<Point>,
+    /// Why the run stopped early, once it has.
+    pub aborted: Option<String>,
+}
+
+impl Snapshot {
+    /// The snapshot of a run that has not reported yet.
+    pub fn empty(run: RunInfo) -> Snapshot {
+        Snapshot {
+            schema: STATUS_SCHEMA,
+            seq: 0,
+            run,
+            state: RunState::Running,
+            elapsed_s: 0.0,
+            remaining_s: None,
+            paused_s: 0.0,
+            rate_eps: 0.0,
+            events_due: 0,
+            interval: Window::default(),
+            cumulative: Window::default(),
+            errors: BTreeMap::new(),
+            status: BTreeMap::new(),
+            auth_failures: 0,
+            connect_errors: 0,
+            connection_resets: 0,
+            timeouts: 0,
+            protocol_errors: 0,
+            reconnects: 0,
+            batches_acked: 0,
+            acks_pending: 0,
+            oversize_events: 0,
+            lag_ms_max: 0.0,
+            lag_ms_max_cumulative: 0.0,
+            backlog_events: 0,
+            connections_open: 0,
+            intended_buckets: Buckets::default(),
+            service_buckets: Buckets::default(),
+            stored: None,
+            control: Vec::new(),
+            history: Vec::new(),
+            aborted: None,
+        }
+    }
+}
+
+/// The latest snapshot, shared with readers on other threads. Replacing it swaps an `Arc`
+/// under a mutex held for a pointer copy; readers keep the one they took as long as they like.
+pub struct SnapshotCell {
+    latest: Mutex<Arc<Snapshot>>,
+}
+
+impl SnapshotCell {
+    pub fn new(first: Snapshot) -> Arc<SnapshotCell> {
+        Arc::new(SnapshotCell {
+            latest: Mutex::new(Arc::new(first)),
+        })
+    }
+
+    pub fn latest(&self) -> Arc<Snapshot> {
+        match self.latest.lock() {
+            Ok(g) => g.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
+    }
+
+    pub fn publish(&self, s: Arc<Snapshot>) {
+        match self.latest.lock() {
+            Ok(mut g) => *g = s,
+            Err(p) => *p.into_inner() = s,
+        }
+    }
+}
