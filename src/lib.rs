@@ -4,6 +4,7 @@
 
 pub mod acct;
 pub mod adapter;
+pub mod bytes;
 pub mod cli;
 pub mod config;
 pub mod engine;
@@ -11,8 +12,8 @@ pub mod exit;
 pub mod generate;
 pub mod net;
 pub mod pack;
-pub mod plan;
 pub mod report;
+pub mod run;
 pub mod sink;
 pub mod stats;
 #[cfg(test)]

@@ -6,11 +6,12 @@
 //! event itself are written. Adapters never own sockets.
 
 pub mod gzip;
+pub mod hec_ack;
 pub mod syslog;
 
+use crate::bytes::{Sink, write_i64, write_u64_padded};
 use crate::config::schema::{Adapter, AuthScheme, Compression, HecEndpoint, HecFraming, Target};
 use crate::config::secrets::Token;
-use crate::generate::num::{Sink, write_i64, write_u64_padded};
 use crate::net::http::Response;
 use crate::pack::load::Carrier;
 
@@ -23,9 +24,27 @@ pub enum Embed {
     JsonString,
 }
 
-/// The per-run framing of batches for one adapter.
+/// What a request body is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Body {
+    /// lphc: a JSON array of events.
+    JsonArray,
+    /// HEC event endpoint: concatenated envelopes, one per event.
+    HecEnvelopes,
+    /// HEC raw endpoint: one event per line.
+    HecLines,
+}
+
+impl Body {
+    fn is_hec(self) -> bool {
+        matches!(self, Body::HecEnvelopes | Body::HecLines)
+    }
+}
+
+/// The per-run framing of batches for one adapter (built from the config at setup; the
+/// worker sees only this).
 pub struct Framer {
-    pub adapter: Adapter,
+    pub body: Body,
     pub path: String,
     pub host: String,
     /// Header lines (each ending `\r\n`) every request carries: auth, content type, channel…
@@ -34,11 +53,12 @@ pub struct Framer {
     pub gzip: bool,
     /// `/services/collector/ack?channel=…` when HEC indexer acknowledgement is on.
     pub ack_path: Option<String>,
+    /// Header lines of an ack poll: auth and channel, JSON, never compressed.
+    pub ack_headers: Vec<u8>,
     /// HEC envelope text after the time and before the event: `,"host":…,"event":`.
     envelope_mid: Vec<u8>,
     /// HEC envelope text after the event: `,"fields":{…}}` or `}`.
     envelope_end: Vec<u8>,
-    hec_raw: bool,
 }
 
 /// What a response means for its batch.
@@ -127,9 +147,11 @@ impl Framer {
     ) -> Framer {
         let mut headers = auth_header(t, token);
         let gzip = t.compression == Compression::Gzip;
-        if gzip {
-            headers.extend_from_slice(b"Content-Encoding: gzip\r\n");
-        }
+        let gzip_line: &[u8] = if gzip {
+            b"Content-Encoding: gzip\r\n"
+        } else {
+            b""
+        };
         match t.adapter {
             Adapter::GenericHec => {
                 let hec = t.hec.clone().unwrap_or(crate::config::schema::Hec {
@@ -152,6 +174,9 @@ impl Framer {
                         format!("X-Splunk-Request-Channel: {ch}\r\n").as_bytes(),
                     );
                 }
+                let mut ack_headers = headers.clone();
+                ack_headers.extend_from_slice(b"Content-Type: application/json\r\n");
+                headers.extend_from_slice(gzip_line);
                 let st = hec
                     .sourcetype
                     .clone()
@@ -207,7 +232,11 @@ impl Framer {
                 end.extend_from_slice(&json_str(run_id));
                 end.extend_from_slice(b"}}");
                 Framer {
-                    adapter: t.adapter,
+                    body: if raw {
+                        Body::HecLines
+                    } else {
+                        Body::HecEnvelopes
+                    },
                     path,
                     host: host.to_string(),
                     headers,
@@ -215,7 +244,6 @@ impl Framer {
                     gzip,
                     envelope_mid: mid,
                     envelope_end: end,
-                    hec_raw: raw,
                     ack_path: if hec.ack {
                         channel
                             .as_ref()
@@ -223,12 +251,14 @@ impl Framer {
                     } else {
                         None
                     },
+                    ack_headers,
                 }
             }
             _ => {
+                headers.extend_from_slice(gzip_line);
                 headers.extend_from_slice(b"Content-Type: application/json\r\n");
                 Framer {
-                    adapter: t.adapter,
+                    body: Body::JsonArray,
                     path: if base_path.is_empty() {
                         "/".into()
                     } else {
@@ -244,8 +274,8 @@ impl Framer {
                     gzip,
                     envelope_mid: Vec::new(),
                     envelope_end: Vec::new(),
-                    hec_raw: false,
                     ack_path: None,
+                    ack_headers: Vec::new(),
                 }
             }
         }
@@ -255,7 +285,7 @@ impl Framer {
     #[inline]
     pub fn begin(&self, body: &mut Vec<u8>) {
         body.clear();
-        if self.adapter == Adapter::Lphc {
+        if self.body == Body::JsonArray {
             body.push(b'[');
         }
     }
@@ -264,13 +294,13 @@ impl Framer {
     /// event's time (HEC envelopes carry it).
     #[inline]
     pub fn before_event(&self, body: &mut Vec<u8>, n: usize, time_ns: i64) {
-        match self.adapter {
-            Adapter::GenericHec if self.hec_raw => {
+        match self.body {
+            Body::HecLines => {
                 if n > 0 {
                     body.push(b'\n');
                 }
             }
-            Adapter::GenericHec => {
+            Body::HecEnvelopes => {
                 body.put_slice(b"{\"time\":");
                 write_i64(time_ns.div_euclid(1_000_000_000), body);
                 body.push(b'.');
@@ -281,7 +311,7 @@ impl Framer {
                 );
                 body.put_slice(&self.envelope_mid);
             }
-            _ => {
+            Body::JsonArray => {
                 if n > 0 {
                     body.push(b',');
                 }
@@ -298,7 +328,7 @@ impl Framer {
         if self.embed == Embed::JsonString {
             body.push(b'"');
         }
-        if self.adapter == Adapter::GenericHec && !self.hec_raw {
+        if self.body == Body::HecEnvelopes {
             body.put_slice(&self.envelope_end);
         }
     }
@@ -306,20 +336,16 @@ impl Framer {
     /// Ends a body.
     #[inline]
     pub fn finish(&self, body: &mut Vec<u8>) {
-        match self.adapter {
-            Adapter::Lphc => body.push(b']'),
-            _ if self.hec_raw => body.push(b'\n'),
-            _ => {}
+        match self.body {
+            Body::JsonArray => body.push(b']'),
+            Body::HecLines => body.push(b'\n'),
+            Body::HecEnvelopes => {}
         }
     }
 
     /// Reads a response: what happens to the batch.
     pub fn outcome(&self, r: &Response, body: &[u8]) -> Outcome {
-        let hec_code = if self.adapter == Adapter::GenericHec {
-            json_int(body, b"\"code\"")
-        } else {
-            None
-        };
+        let hec_code = self.hec_code(body);
         match r.status {
             200..=299 => Outcome::Accepted {
                 ack_id: json_int(body, b"\"ackId\"").map(|v| v as u64),
@@ -338,41 +364,12 @@ impl Framer {
 
     /// The HEC response code in a body, when there is one.
     pub fn hec_code(&self, body: &[u8]) -> Option<i64> {
-        if self.adapter == Adapter::GenericHec {
+        if self.body.is_hec() {
             json_int(body, b"\"code\"")
         } else {
             None
         }
     }
-}
-
-/// Writes the body of an ack poll: `{"acks":[1,2,3]}`.
-pub fn ack_poll_body(ids: &[u64], out: &mut Vec<u8>) {
-    out.clear();
-    out.put_slice(b"{\"acks\":[");
-    for (i, id) in ids.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        crate::generate::num::write_u64(*id, out);
-    }
-    out.put_slice(b"]}");
-}
-
-/// Whether an ack-poll response body says `id` is indexed (`"id":true`).
-pub fn is_acked(body: &[u8], id: u64) -> bool {
-    let mut k = crate::generate::num::ArrayBuf::<24>::new();
-    k.put(b'"');
-    crate::generate::num::write_u64(id, &mut k);
-    k.put(b'"');
-    let key = k.as_slice();
-    let Some(at) = body.windows(key.len()).position(|w| w == key) else {
-        return false;
-    };
-    let rest = body[at + key.len()..]
-        .iter()
-        .skip_while(|b| b.is_ascii_whitespace() || **b == b':');
-    rest.take(4).eq(b"true".iter())
 }
 
 /// A deterministic channel GUID for a run (HEC ack needs one).
@@ -574,18 +571,6 @@ mod tests {
             Outcome::Failed
         );
         assert_eq!(f.hec_code(b"{\"text\":\"No data\",\"code\":5}"), Some(5));
-    }
-
-    #[test]
-    fn ack_bodies() {
-        let mut b = Vec::new();
-        ack_poll_body(&[0, 7, 12], &mut b);
-        assert_eq!(b, b"{\"acks\":[0,7,12]}");
-        let resp = b"{\"acks\":{\"0\":true,\"7\": false,\"12\" : true}}";
-        assert!(is_acked(resp, 0));
-        assert!(!is_acked(resp, 7));
-        assert!(is_acked(resp, 12));
-        assert!(!is_acked(resp, 1));
     }
 
     #[test]

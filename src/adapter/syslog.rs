@@ -6,17 +6,27 @@
 //! RFC 5425) or LF; UDP carries one message per datagram without framing. The header's fixed
 //! parts are rendered once; per event only the timestamp and the event are written.
 
+use crate::bytes::{Sink, write_u64};
 use crate::config::schema::{Syslog, SyslogFormat, SyslogFraming};
-use crate::generate::num::{Sink, write_u64};
 use crate::generate::time::{TsFormat, TsWriter};
 use crate::pack::load::{Carrier, PackDef};
 
+/// How messages are cut apart on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// `LEN SP MSG` (RFC 6587 3.4.1, RFC 5425).
+    OctetCounting,
+    /// One message per line.
+    Lf,
+    /// One message per UDP datagram, unframed.
+    Datagram,
+}
+
+/// A target's syslog framing, built from the config at setup; the worker sees only this.
 #[derive(Clone)]
 pub struct SyslogFramer {
-    /// `None` for UDP: one message per datagram, no framing.
-    pub framing: Option<SyslogFraming>,
+    pub framing: Framing,
     native: bool,
-    format: SyslogFormat,
     /// `<PRI>1 ` or `<PRI>`.
     pri: Vec<u8>,
     /// After the timestamp: ` HOST APP PROCID MSGID - ` or ` HOST APP[PROCID]: `.
@@ -61,13 +71,12 @@ impl SyslogFramer {
             ),
         };
         SyslogFramer {
-            framing: if udp {
-                None
-            } else {
-                Some(cfg.map_or(SyslogFraming::OctetCounting, |c| c.framing))
+            framing: match (udp, cfg.map_or(SyslogFraming::OctetCounting, |c| c.framing)) {
+                (true, _) => Framing::Datagram,
+                (false, SyslogFraming::OctetCounting) => Framing::OctetCounting,
+                (false, SyslogFraming::Lf) => Framing::Lf,
             },
             native: pack.carrier == Carrier::Syslog,
-            format,
             pri: pri_text.into_bytes(),
             rest: rest.into_bytes(),
             ts,
@@ -76,10 +85,6 @@ impl SyslogFramer {
                 |c| c.max_message_bytes.0 as usize,
             ),
         }
-    }
-
-    pub fn format(&self) -> SyslogFormat {
-        self.format
     }
 
     /// Appends one event's message to `out`, framed for the transport: the header (PRI,
@@ -95,7 +100,7 @@ impl SyslogFramer {
         scratch: &mut Vec<u8>,
         render: impl FnOnce(&mut Vec<u8>),
     ) -> bool {
-        if self.framing == Some(SyslogFraming::OctetCounting) {
+        if self.framing == Framing::OctetCounting {
             scratch.clear();
             self.header(time_ns, scratch);
             render(scratch);
@@ -114,7 +119,7 @@ impl SyslogFramer {
             out.truncate(start);
             return false;
         }
-        if self.framing == Some(SyslogFraming::Lf) {
+        if self.framing == Framing::Lf {
             out.push(b'\n');
         }
         true

@@ -14,7 +14,8 @@ use crate::generate::{EventCtx, Generator};
 use crate::pack::entities::{Entities, Sizes};
 use crate::pack::load::Carrier;
 use crate::pack::{self, Catalog};
-use crate::plan;
+use crate::run::source as plan;
+use crate::run::source::random_seed;
 
 #[derive(FromArgs)]
 /// Generate events from a source pack to stdout (no network).
@@ -255,10 +256,4 @@ pub fn pretty(ev: &[u8], json: bool) -> String {
         return serde_json::to_string_pretty(&v).unwrap_or_default();
     }
     String::from_utf8_lossy(ev).into_owned()
-}
-
-/// A seed from the clock and the process id: good enough to differ between runs.
-pub fn random_seed() -> u64 {
-    let t = time::now() as u64;
-    t ^ (u64::from(std::process::id()) << 32) ^ 0x5851_f42d_4c95_7f2d
 }

@@ -1,54 +1,34 @@
-//! The run engine: the coordinator spawns one pinned worker thread per core (`worker`), splits
-//! the global rate and the total between them (`pacer` holds the schedule math), merges the
-//! `Interval`s they send every second into totals and a per-second series, prints a live line
-//! when stderr is a terminal, and stops everything on an abort (auth failure, unreachable
-//! target). It returns a `RunResult`: plain data for `report`.
+//! The run engine. The coordinator (`run`) spawns one pinned worker thread per core
+//! (`worker`), each with its own poller, its part of the connections and the total, and its
+//! share of the schedule (`schedule`, over the workload's `pacer` profile), which control can
+//! steer while the run goes on. It folds the `Interval`s workers send every second (`merge`),
+//! publishes a `Snapshot` every second and on demand (`live`), turns Ctrl-C/SIGTERM into a
+//! stop, and returns a `RunResult` when every worker has stopped. It prints nothing and
+//! writes no files: observers and the report do that.
 
+pub mod live;
+pub mod merge;
 pub mod pacer;
 pub mod schedule;
 pub mod worker;
 
-use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
+use crossbeam_channel::Receiver;
 
-use crate::adapter::Framer;
-use crate::config::schema::Workload;
 use crate::generate::Generator;
 use crate::generate::timeline::Timeline;
 use crate::pack::compile::CompiledPack;
-use crate::stats::{Counters, Interval, new_histogram};
-use pacer::Profile;
-
-/// Why a run stopped early.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AbortReason {
-    Auth(String),
-    Unreachable(String),
-    /// The TLS handshake failed: the certificate problem, named.
-    Tls(String),
-    /// Ctrl-C or SIGTERM: the run stopped early but still reports what it did.
-    Interrupted,
-    Io(String),
-}
-
-impl std::fmt::Display for AbortReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AbortReason::Auth(m) => write!(f, "authentication failed: {m}"),
-            AbortReason::Unreachable(m) => write!(f, "target unreachable: {m}"),
-            AbortReason::Tls(m) => write!(f, "TLS handshake failed: {m}"),
-            AbortReason::Interrupted => {
-                f.write_str("interrupted (SIGINT or SIGTERM); the report covers the run until then")
-            }
-            AbortReason::Io(m) => write!(f, "I/O error: {m}"),
-        }
-    }
-}
+use crate::stats::Interval;
+use crate::stats::new_histogram;
+pub use crate::stats::result::{AbortReason, RunResult, Second};
+use crate::stats::snapshot::{RunInfo, RunState, Snapshot};
+use merge::Merger;
+use schedule::{Schedule, ScheduleCell};
+use worker::{Timeouts, WirePlan};
 
 /// A stop signal shared by every worker; the first reason given is kept.
 #[derive(Default)]
@@ -77,17 +57,22 @@ impl Abort {
     }
 }
 
+/// When a run stops making new batches.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Stop {
+    /// After this much schedule time (paused time not counted).
+    After(Duration),
+    /// After this many events.
+    Total(u64),
+}
+
 /// Everything the coordinator needs for one run.
-pub struct RunPlan {
-    pub mode: worker::Mode,
-    pub tls: Option<crate::net::tls::TlsClient>,
-    pub syslog: Option<crate::adapter::syslog::SyslogFramer>,
-    /// UDP: send each batch's datagrams grouped by size (`target.syslog.udp_order`).
-    pub udp_by_size: bool,
+pub struct EnginePlan {
+    pub wire: WirePlan,
     pub addr: SocketAddr,
     pub threads: usize,
     pub connections: usize,
-    pub workload: Workload,
+    pub stop: Stop,
     pub batch_events: usize,
     pub batch_bytes: usize,
     pub pack: Arc<CompiledPack>,
@@ -95,69 +80,110 @@ pub struct RunPlan {
     pub run_id: String,
     pub timeline: Timeline,
     pub jitter_ns: u64,
-    pub framer: Arc<Framer>,
-    pub stop_after: Option<Duration>,
-    pub total: Option<u64>,
-    pub request_timeout: Duration,
-    pub drain_timeout: Duration,
-    pub max_attempts: u32,
+    pub timeouts: Timeouts,
     pub pin: bool,
-    /// Print a live line on stderr (only when it is a terminal).
-    pub live: bool,
+    /// What snapshots say the run is.
+    pub info: RunInfo,
 }
 
-/// One second of the run, all workers merged.
-#[derive(Clone, Debug, Default)]
-pub struct Second {
-    pub t: u32,
-    pub counters: Counters,
-    pub target_eps: f64,
-    pub p50_us: u64,
-    pub p99_us: u64,
+/// How often the coordinator publishes a snapshot.
+pub const SNAPSHOT_EVERY: Duration = Duration::from_secs(1);
+
+/// The coordinator's live side: the schedule workers and control share, and the channel on
+/// which control asks for a snapshot now.
+pub struct Steering {
+    pub cell: Arc<ScheduleCell>,
+    pub poke: Receiver<()>,
 }
 
-/// What a run measured.
-pub struct RunResult {
-    pub started: Instant,
-    pub duration: Duration,
-    pub threads: usize,
-    pub connections: usize,
-    pub totals: Counters,
-    pub latency: Histogram<u64>,
-    pub service: Histogram<u64>,
-    pub seconds: Vec<Second>,
-    pub abort: Option<AbortReason>,
-    /// Events the schedule asked for over the run (target).
-    pub target_events: f64,
+struct Workers {
+    handles: Vec<std::thread::JoinHandle<()>>,
+    backs: Vec<
+        crossbeam_channel::Sender<(hdrhistogram::Histogram<u64>, hdrhistogram::Histogram<u64>)>,
+    >,
+    rx: Receiver<Interval>,
 }
 
-struct Pending {
-    counters: Counters,
-    hist: Histogram<u64>,
-    reported: usize,
-}
-
-/// Runs the plan to the end and returns what was measured.
-pub fn run(plan: RunPlan) -> RunResult {
+/// Runs the plan to the end, publishing snapshots as it goes, and returns what was measured.
+pub fn run(plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapshot)) -> RunResult {
     let threads = plan.threads.max(1);
     let connections = plan.connections.max(threads);
-    let share = 1.0 / threads as f64;
+    let abort = Arc::new(Abort::default());
+    // Ctrl-C or SIGTERM: stop sending, wait for what is in flight, and still report.
+    let signalled = Arc::new(AtomicBool::new(false));
+    let signals: Vec<_> = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
+        .into_iter()
+        .filter_map(|sig| signal_hook::flag::register(sig, signalled.clone()).ok())
+        .collect();
+    let start = Instant::now();
+    steer.cell.begin(start);
+    let workers = spawn_workers(&plan, threads, connections, start, &steer.cell, &abort);
+    let mut co = Coordinator {
+        plan: &plan,
+        cell: &steer.cell,
+        abort: &abort,
+        merger: Merger::new(threads),
+        sched: steer.cell.schedule(),
+        seq: 0,
+        start,
+    };
+    let mut interrupted = false;
+    let mut last_publish = start;
+    loop {
+        let mut poked = false;
+        crossbeam_channel::select! {
+            recv(workers.rx) -> iv => match iv {
+                Ok(iv) => co.add(iv, &workers),
+                Err(_) => break,
+            },
+            recv(steer.poke) -> _ => poked = true,
+            default(Duration::from_millis(200)) => {}
+        }
+        if signalled.load(Ordering::Relaxed) && !interrupted {
+            interrupted = true;
+            let _ = steer.cell.request_stop(false);
+        }
+        if co.merger.all_done() {
+            break;
+        }
+        if poked || last_publish.elapsed() >= SNAPSHOT_EVERY {
+            last_publish = Instant::now();
+            publish(co.snapshot(false));
+        }
+    }
+    for h in workers.handles {
+        let _ = h.join();
+    }
+    for id in signals {
+        signal_hook::low_level::unregister(id);
+    }
+    steer.cell.finish();
+    if interrupted {
+        abort.set(AbortReason::Interrupted);
+    } else if steer.cell.stop_requested() {
+        abort.set(AbortReason::Stopped);
+    }
+    co.sched = steer.cell.schedule();
+    let sched = co.sched.clone();
+    co.merger.finish(|t| second_target(&sched, t));
+    publish(co.snapshot(true));
+    co.result(connections)
+}
+
+fn spawn_workers(
+    plan: &EnginePlan,
+    threads: usize,
+    connections: usize,
+    start: Instant,
+    cell: &Arc<ScheduleCell>,
+    abort: &Arc<Abort>,
+) -> Workers {
     let cores = if plan.pin {
         core_affinity::get_core_ids().unwrap_or_default()
     } else {
         Vec::new()
     };
     let (tx, rx) = crossbeam_channel::bounded::<Interval>(threads * 8);
-    let abort = Arc::new(Abort::default());
-    // Ctrl-C or SIGTERM: stop sending, wait for what is in flight, and still report.
-    let stopping = Arc::new(AtomicBool::new(false));
-    let mut signals = Vec::new();
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        if let Ok(id) = signal_hook::flag::register(sig, stopping.clone()) {
-            signals.push(id);
-        }
-    }
-    let start = Instant::now();
     let mut backs = Vec::new();
     let mut handles = Vec::new();
     for id in 0..threads {
@@ -166,37 +192,50 @@ pub fn run(plan: RunPlan) -> RunResult {
             let _ = btx.send((new_histogram(), new_histogram()));
         }
         backs.push(btx);
-        let conns = connections / threads + usize::from(id < connections % threads);
-        let total = plan
-            .total
-            .map(|t| t / threads as u64 + u64::from((id as u64) < t % threads as u64));
+        let poll = match mio::Poll::new() {
+            Ok(p) => p,
+            Err(e) => {
+                abort.set(AbortReason::Io(format!("cannot create a poller: {e}")));
+                continue;
+            }
+        };
+        match mio::Waker::new(poll.registry(), worker::WAKE) {
+            Ok(w) => cell.add_waker(Arc::new(w)),
+            Err(e) => {
+                abort.set(AbortReason::Io(format!("cannot create a waker: {e}")));
+                continue;
+            }
+        }
         let wp = worker::WorkerPlan {
-            mode: plan.mode,
-            tls: plan.tls.clone(),
-            syslog: plan.syslog.clone(),
-            udp_by_size: plan.udp_by_size,
+            wire: plan.wire.clone(),
             id,
             threads,
             core: (!cores.is_empty()).then(|| cores[id % cores.len()]),
             addr: plan.addr,
-            conns,
-            profile: Profile::from_workload(&plan.workload, share),
-            stop_after: plan.stop_after,
-            total,
+            conns: connections / threads + usize::from(id < connections % threads),
+            share: 1.0 / threads as f64,
+            schedule: cell.clone(),
+            stop_after: match plan.stop {
+                Stop::After(d) => Some(d),
+                Stop::Total(_) => None,
+            },
+            total: match plan.stop {
+                Stop::Total(t) => {
+                    Some(t / threads as u64 + u64::from((id as u64) < t % threads as u64))
+                }
+                Stop::After(_) => None,
+            },
             batch_events: plan.batch_events,
             batch_bytes: plan.batch_bytes,
             generator: Generator::new(plan.pack.clone(), plan.seed, &plan.run_id)
                 .with_jitter(plan.jitter_ns),
             timeline: plan.timeline.clone(),
-            framer: plan.framer.clone(),
             start,
+            poll,
             tx: tx.clone(),
             back: brx,
             abort: abort.clone(),
-            stopping: stopping.clone(),
-            max_attempts: plan.max_attempts,
-            request_timeout: plan.request_timeout,
-            drain_timeout: plan.drain_timeout,
+            timeouts: plan.timeouts,
         };
         let h = std::thread::Builder::new()
             .name(format!("ingestbench-w{id}"))
@@ -206,130 +245,122 @@ pub fn run(plan: RunPlan) -> RunResult {
             Err(e) => abort.set(AbortReason::Io(format!("cannot start worker thread: {e}"))),
         }
     }
-    drop(tx);
+    Workers { handles, backs, rx }
+}
 
-    let profile = Profile::from_workload(&plan.workload, 1.0);
-    let mut totals = Counters::default();
-    let mut latency = new_histogram();
-    let mut service = new_histogram();
-    let mut per_worker_seq = vec![0usize; threads];
-    let mut pending: Vec<Pending> = Vec::new();
-    let mut seconds: Vec<Second> = Vec::new();
-    let mut done = vec![false; threads];
-    let live = plan.live && std::io::stderr().is_terminal();
-    let mut last_live = start;
+/// Events the schedule asks for in second `t`.
+fn second_target(s: &Schedule, t: u32) -> f64 {
+    s.due(f64::from(t) + 1.0) - s.due(f64::from(t))
+}
 
-    while done.iter().any(|d| !d) {
-        let Ok(iv) = rx.recv_timeout(Duration::from_millis(200)) else {
-            if handles.iter().all(|h| h.is_finished()) && rx.is_empty() {
-                break;
-            }
-            continue;
+struct Coordinator<'a> {
+    plan: &'a EnginePlan,
+    cell: &'a ScheduleCell,
+    abort: &'a Abort,
+    merger: Merger,
+    sched: Schedule,
+    seq: u64,
+    start: Instant,
+}
+
+impl Coordinator<'_> {
+    fn add(&mut self, iv: Interval, workers: &Workers) {
+        self.sched = self.cell.schedule();
+        let sched = &self.sched;
+        let (w, l, s) = self.merger.add(iv, |t| second_target(sched, t));
+        if let Some(b) = workers.backs.get(w) {
+            let _ = b.try_send((l, s));
+        }
+    }
+
+    fn stop_after_s(&self) -> Option<f64> {
+        match self.plan.stop {
+            Stop::After(d) => Some(d.as_secs_f64()),
+            Stop::Total(_) => None,
+        }
+    }
+
+    fn total(&self) -> Option<u64> {
+        match self.plan.stop {
+            Stop::Total(t) => Some(t),
+            Stop::After(_) => None,
+        }
+    }
+
+    fn state(&self, now_s: f64, finished: bool) -> RunState {
+        let sched_over = match self.plan.stop {
+            Stop::After(d) => self.sched.active(now_s) >= d.as_secs_f64(),
+            Stop::Total(t) => self.merger.totals.events_sent >= t,
         };
-        let w = iv.worker;
-        let k = per_worker_seq[w];
-        per_worker_seq[w] += 1;
-        if iv.last {
-            done[w] = true;
-        }
-        totals.add(&iv.counters);
-        let _ = latency.add(&iv.latency);
-        let _ = service.add(&iv.service);
-        while pending.len() <= k {
-            pending.push(Pending {
-                counters: Counters::default(),
-                hist: new_histogram(),
-                reported: 0,
-            });
-        }
-        let p = &mut pending[k];
-        p.counters.add(&iv.counters);
-        let _ = p.hist.add(&iv.latency);
-        p.reported += 1;
-        let (mut l, mut s) = (iv.latency, iv.service);
-        l.reset();
-        s.reset();
-        let _ = backs[w].try_send((l, s));
-        // A second is complete when every worker has reported it.
-        while seconds.len() < pending.len() && pending[seconds.len()].reported >= threads {
-            let t = seconds.len() as u32;
-            seconds.push(finish_second(t, &mut pending[t as usize], &profile));
-        }
-        if live && last_live.elapsed() >= Duration::from_secs(1) {
-            last_live = Instant::now();
-            live_line(start, &seconds, &totals, &profile);
-        }
-    }
-    for h in handles {
-        let _ = h.join();
-    }
-    for id in signals {
-        signal_hook::low_level::unregister(id);
-    }
-    if stopping.load(Ordering::Relaxed) {
-        abort.set(AbortReason::Interrupted);
-    }
-    // Partial seconds at the end (workers that stopped early reported fewer).
-    while seconds.len() < pending.len() {
-        let t = seconds.len() as u32;
-        seconds.push(finish_second(t, &mut pending[t as usize], &profile));
-    }
-    if live {
-        let _ = writeln!(std::io::stderr());
-    }
-    let duration = start.elapsed();
-    let target_events = match plan.total {
-        Some(t) => (t as f64).min(profile.cumulative(duration.as_secs_f64())),
-        None => profile.cumulative(plan.stop_after.unwrap_or(duration).as_secs_f64()),
-    };
-    RunResult {
-        started: start,
-        duration,
-        threads,
-        connections,
-        totals,
-        latency,
-        service,
-        seconds,
-        abort: abort.reason(),
-        target_events,
-    }
-}
-
-fn finish_second(t: u32, p: &mut Pending, profile: &Profile) -> Second {
-    let s = Second {
-        t,
-        counters: std::mem::take(&mut p.counters),
-        target_eps: profile.cumulative(f64::from(t) + 1.0) - profile.cumulative(f64::from(t)),
-        p50_us: if p.hist.is_empty() {
-            0
+        if finished {
+            RunState::Finished
+        } else if self.cell.stop_requested() || self.abort.is_set() || sched_over {
+            RunState::Draining
+        } else if self.sched.paused_at(now_s) {
+            RunState::Paused
         } else {
-            p.hist.value_at_quantile(0.5)
-        },
-        p99_us: if p.hist.is_empty() {
-            0
-        } else {
-            p.hist.value_at_quantile(0.99)
-        },
-    };
-    p.hist.reset();
-    s
-}
+            RunState::Running
+        }
+    }
 
-fn live_line(start: Instant, seconds: &[Second], totals: &Counters, profile: &Profile) {
-    let Some(last) = seconds.last() else { return };
-    let c = &last.counters;
-    let line = format!(
-        "\r{:>5}s  target {:>9.0} eps  achieved {:>9} eps  p50 {:>8.2} ms  p99 {:>8.2} ms  errors {}  lag max {:.1} ms   ",
-        start.elapsed().as_secs(),
-        profile.rate_at(f64::from(last.t)),
-        c.events_accepted,
-        last.p50_us as f64 / 1000.0,
-        last.p99_us as f64 / 1000.0,
-        totals.batches_failed + totals.connection_errors(),
-        c.lag_ns_max as f64 / 1e6,
-    );
-    let mut e = std::io::stderr().lock();
-    let _ = e.write_all(line.as_bytes());
-    let _ = e.flush();
+    fn snapshot(&mut self, finished: bool) -> Snapshot {
+        self.sched = self.cell.schedule();
+        self.seq += 1;
+        let now_s = self.start.elapsed().as_secs_f64();
+        live::snapshot(
+            &self.merger,
+            live::LiveState {
+                info: &self.plan.info,
+                seq: self.seq,
+                state: self.state(now_s, finished),
+                now_s,
+                window_end_s: self.window_end(now_s),
+                schedule: &self.sched,
+                stop_after_s: self.stop_after_s(),
+                total_events: self.total(),
+                control: self.cell.marks(),
+                aborted: self.abort.reason().map(|a| a.to_string()),
+            },
+        )
+    }
+
+    /// Where the schedule's window ends, seconds after the start: at a stop request, or when
+    /// the schedule ran out, or now.
+    fn window_end(&self, now_s: f64) -> f64 {
+        let mut end = now_s;
+        if let Some(t) = self.cell.stopped_at() {
+            end = end.min(t);
+        }
+        if let Some(t) = self
+            .stop_after_s()
+            .and_then(|d| self.sched.time_at_active(d))
+        {
+            end = end.min(t);
+        }
+        end
+    }
+
+    fn result(self, connections: usize) -> RunResult {
+        let duration = self.start.elapsed();
+        let end = self.window_end(duration.as_secs_f64());
+        let mut target_events = self.sched.due(end);
+        if let Some(t) = self.total() {
+            target_events = target_events.min(t as f64);
+        }
+        let paused = (duration.as_secs_f64() - self.sched.active(duration.as_secs_f64())).max(0.0);
+        let m = self.merger;
+        RunResult {
+            duration,
+            threads: self.plan.threads.max(1),
+            connections,
+            totals: m.totals,
+            latency: m.latency,
+            service: m.service,
+            seconds: m.seconds,
+            abort: self.abort.reason(),
+            target_events,
+            paused: Duration::from_secs_f64(paused),
+            control: self.cell.marks(),
+        }
+    }
 }

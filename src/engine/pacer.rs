@@ -1,9 +1,8 @@
 //! The open-loop schedule as pure functions of time: a workload profile's rate at t, the
 //! number of events due by t (the integral), and its inverse, the instant by which the n-th
 //! event is due. Batch k of a worker is due when its last event is due, whatever happened to
-//! earlier batches; lateness shows up as schedule lag, never as a lower offered load.
-
-use crate::config::schema::{Profile as ProfileKind, Workload};
+//! earlier batches; lateness shows up as schedule lag, never as a lower offered load. The run
+//! plan builds a `Profile` from the workload; control steers it through `schedule`.
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Profile {
@@ -28,40 +27,6 @@ pub enum Profile {
 }
 
 impl Profile {
-    /// The profile a workload describes, scaled by `share` (a worker's part of the rate).
-    pub fn from_workload(w: &Workload, share: f64) -> Profile {
-        let s = share;
-        match w.profile {
-            ProfileKind::Steady => Profile::Steady {
-                eps: w.eps.unwrap_or(1000.0) * s,
-            },
-            ProfileKind::Burst => {
-                let b = w.burst.as_ref();
-                Profile::Burst {
-                    high: b.map_or(0.0, |b| b.high_eps) * s,
-                    low: b.map_or(0.0, |b| b.low_eps) * s,
-                    period: b.map_or(1.0, |b| b.period.0.as_secs_f64()),
-                    duty: b.map_or(0.5, |b| b.duty),
-                }
-            }
-            ProfileKind::Ramp => {
-                let r = w.ramp.as_ref();
-                Profile::Ramp {
-                    from: r.map_or(0.0, |r| r.from_eps) * s,
-                    to: r.map_or(0.0, |r| r.to_eps) * s,
-                    over: r.map_or(1.0, |r| r.over.0.as_secs_f64()),
-                }
-            }
-            ProfileKind::Steps => Profile::Steps(
-                w.steps
-                    .iter()
-                    .flatten()
-                    .map(|st| (st.eps * s, st.hold.0.as_secs_f64()))
-                    .collect(),
-            ),
-        }
-    }
-
     /// Events per second at `t` seconds into the run.
     pub fn rate_at(&self, t: f64) -> f64 {
         match self {

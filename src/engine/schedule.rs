@@ -9,7 +9,7 @@
 //! allocation) only when it moved.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::engine::pacer::Profile;
@@ -241,11 +241,14 @@ struct Shared {
     schedule: Schedule,
     marks: Vec<ControlMark>,
     finished: bool,
+    /// When a stop was asked, seconds after the start.
+    stopped_at: Option<f64>,
 }
 
-/// The schedule of a running run, shared by its workers and its `Control`.
+/// The schedule of a run, shared by its workers and its `Control`. It exists before the run
+/// starts (so a status page can be bound first); `begin` fixes the start instant.
 pub struct ScheduleCell {
-    start: Instant,
+    start: OnceLock<Instant>,
     epoch: AtomicU64,
     stop: AtomicBool,
     shared: Mutex<Shared>,
@@ -253,22 +256,34 @@ pub struct ScheduleCell {
 }
 
 impl ScheduleCell {
-    pub fn new(start: Instant, base: Profile) -> Arc<ScheduleCell> {
+    pub fn new(base: Profile) -> Arc<ScheduleCell> {
         Arc::new(ScheduleCell {
-            start,
+            start: OnceLock::new(),
             epoch: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             shared: Mutex::new(Shared {
                 schedule: Schedule::new(base),
                 marks: Vec::new(),
                 finished: false,
+                stopped_at: None,
             }),
             wakers: Mutex::new(Vec::new()),
         })
     }
 
-    pub fn start(&self) -> Instant {
-        self.start
+    /// Fixes the instant the schedule counts from (the first call wins).
+    pub fn begin(&self, start: Instant) {
+        let _ = self.start.set(start);
+    }
+
+    /// The start instant, once the run has begun.
+    pub fn start(&self) -> Option<Instant> {
+        self.start.get().copied()
+    }
+
+    /// When a stop was asked, seconds after the start.
+    pub fn stopped_at(&self) -> Option<f64> {
+        self.lock().stopped_at
     }
 
     /// Moves every time the schedule changes (or a stop is asked).
@@ -317,7 +332,7 @@ impl ScheduleCell {
     }
 
     fn now_s(&self) -> f64 {
-        self.start.elapsed().as_secs_f64()
+        self.start().map_or(0.0, |s| s.elapsed().as_secs_f64())
     }
 
     /// The run is over: later control actions get `ControlError::Finished`.
@@ -336,8 +351,9 @@ impl ScheduleCell {
             if self.stop.swap(true, Ordering::AcqRel) {
                 return Err(ControlError::Conflict("the run is already stopping".into()));
             }
+            let t_s = self.now_s();
+            g.stopped_at = Some(t_s);
             if mark {
-                let t_s = self.now_s();
                 g.marks.push(ControlMark {
                     t_s,
                     action: "stop",
@@ -359,6 +375,9 @@ impl ScheduleCell {
             let mut g = self.lock();
             if g.finished || self.stop.load(Ordering::Relaxed) {
                 return Err(ControlError::Finished);
+            }
+            if self.start().is_none() {
+                return Err(ControlError::Conflict("the run has not started yet".into()));
             }
             let t = self.now_s();
             let (law, detail) = f(&g.schedule, t)?;
@@ -475,9 +494,9 @@ impl Control {
         let _ = self.poke.try_send(());
     }
 
-    /// Seconds since the run started.
+    /// Time since the run started (zero before it has).
     pub fn elapsed(&self) -> Duration {
-        self.cell.start().elapsed()
+        self.cell.start().map_or(Duration::ZERO, |s| s.elapsed())
     }
 }
 
@@ -587,9 +606,14 @@ mod tests {
 
     #[test]
     fn control_actions_are_checked_and_marked() {
-        let cell = ScheduleCell::new(Instant::now(), Profile::Steady { eps: 100.0 });
+        let cell = ScheduleCell::new(Profile::Steady { eps: 100.0 });
         let (tx, _rx) = crossbeam_channel::bounded(1);
         let c = Control::new(cell.clone(), tx);
+        assert!(
+            matches!(c.pause(), Err(ControlError::Conflict(_))),
+            "not started"
+        );
+        cell.begin(Instant::now());
         let e0 = cell.epoch();
         assert!(matches!(c.resume(), Err(ControlError::Conflict(_))));
         c.pause().unwrap();
@@ -608,11 +632,12 @@ mod tests {
             Err(ControlError::Invalid(_))
         ));
         c.set_rate(Rate::Factor(3.0)).unwrap();
-        let now = cell.start().elapsed().as_secs_f64();
+        let now = cell.start().unwrap().elapsed().as_secs_f64();
         assert!(close(cell.schedule().rate_at(now + 0.001), 300.0));
         c.set_rate(Rate::Eps(50.0)).unwrap();
         c.stop().unwrap();
         assert!(cell.stop_requested());
+        assert!(cell.stopped_at().is_some());
         assert_eq!(c.pause(), Err(ControlError::Finished));
         let actions: Vec<_> = cell.marks().iter().map(|m| m.action).collect();
         assert_eq!(actions, ["pause", "resume", "rate", "rate", "stop"]);

@@ -1,13 +1,16 @@
-//! One worker: a pinned OS thread that owns a `mio::Poll`, its connections, its pacer share,
-//! its generator, a pool of preallocated batch buffers and two latency histograms. Each loop
-//! iteration reads the clock once, hands due batches (retries first) to idle connections,
-//! writes until `WouldBlock`, reads and judges responses, and polls with a timeout to the next
-//! deadline. Per-connection failures are counters and a reconnect, never a crash. Every second
-//! it sends an `Interval` to the coordinator and takes back cleared histograms.
+//! One worker: a pinned OS thread that owns a `mio::Poll`, its links to the target, its share
+//! of the schedule, its generator, a pool of preallocated batch buffers and two latency
+//! histograms. Each loop iteration reads the clock once, looks whether the schedule changed
+//! (one atomic load), hands due batches (retries first) to idle links, writes until
+//! `WouldBlock`, reads and judges answers, and polls with a timeout to the next deadline.
+//! How batches travel is one `Proto` (HTTP with optional HEC acknowledgement, a syslog stream,
+//! syslog datagrams) and each link one `Socket` (a TCP/TLS stream or a UDP socket), so no
+//! branch asks "which mode" twice. Per-link failures are counters and a reconnect, never a
+//! crash. Every second it sends an `Interval` to the coordinator and takes back cleared
+//! histograms.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
@@ -15,43 +18,61 @@ use hdrhistogram::Histogram;
 use mio::{Events, Poll, Token};
 
 use crate::adapter::gzip::Gzip;
+use crate::adapter::hec_ack::AckTracker;
 use crate::adapter::syslog::SyslogFramer;
 use crate::adapter::{Embed, Framer, Outcome, json_escape_into};
-use crate::engine::pacer::Profile;
-use crate::engine::{Abort, AbortReason};
+use crate::engine::Abort;
+use crate::engine::schedule::{Schedule, ScheduleCell};
 use crate::generate::timeline::Timeline;
 use crate::generate::{EventCtx, Generator, time};
 use crate::net::conn::{Conn, ConnectError, ReadStatus, State};
 use crate::net::http::write_request_head;
 use crate::net::tls::TlsClient;
 use crate::net::udp::{SendCost, UdpLink};
+use crate::stats::result::AbortReason;
 use crate::stats::{Counters, Interval, MAX_LATENCY_US, new_histogram};
 
-/// How batches travel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// HTTP/1.1 requests, one response per batch.
-    Http,
-    /// Syslog over TCP or TLS: a batch is done once written; there are no responses.
-    SyslogStream,
-    /// Syslog over UDP: one datagram per event.
-    SyslogUdp,
+/// How batches travel, as the coordinator hands it to each worker.
+#[derive(Clone)]
+pub enum WirePlan {
+    /// HTTP/1.1 requests (TLS for https), one answer per batch.
+    Http {
+        framer: Arc<Framer>,
+        tls: Option<TlsClient>,
+    },
+    /// Syslog over TCP or TLS: a batch is done once written; there are no answers.
+    SyslogStream {
+        framer: SyslogFramer,
+        tls: Option<TlsClient>,
+    },
+    /// Syslog over UDP: one datagram per event; `by_size` sends each batch's datagrams
+    /// grouped by size (GSO), not in generation order.
+    SyslogDatagram { framer: SyslogFramer, by_size: bool },
+}
+
+/// Limits on waiting and trying again.
+#[derive(Clone, Copy, Debug)]
+pub struct Timeouts {
+    /// An attempt without an answer for this long is a timeout (the link reconnects).
+    pub request: Duration,
+    /// After the schedule ends, answers in flight are waited for this long.
+    pub drain: Duration,
+    /// Sends of one batch in all, first included, for refusals that ask for a retry.
+    pub max_attempts: u32,
 }
 
 /// Everything a worker needs, built by the coordinator.
 pub struct WorkerPlan {
-    pub mode: Mode,
-    pub tls: Option<TlsClient>,
-    /// The syslog framing (syslog modes only).
-    pub syslog: Option<SyslogFramer>,
-    /// UDP: send each batch's datagrams grouped by size (GSO), not in generation order.
-    pub udp_by_size: bool,
+    pub wire: WirePlan,
     pub id: usize,
     pub threads: usize,
     pub core: Option<core_affinity::CoreId>,
     pub addr: SocketAddr,
     pub conns: usize,
-    pub profile: Profile,
+    /// This worker's part of the global schedule.
+    pub share: f64,
+    pub schedule: Arc<ScheduleCell>,
+    /// `stop.after` in schedule seconds.
     pub stop_after: Option<Duration>,
     /// This worker's share of `stop.total_events`.
     pub total: Option<u64>,
@@ -59,15 +80,12 @@ pub struct WorkerPlan {
     pub batch_bytes: usize,
     pub generator: Generator,
     pub timeline: Timeline,
-    pub framer: Arc<Framer>,
     pub start: Instant,
+    pub poll: Poll,
     pub tx: Sender<Interval>,
     pub back: Receiver<(Histogram<u64>, Histogram<u64>)>,
     pub abort: Arc<Abort>,
-    pub stopping: Arc<AtomicBool>,
-    pub max_attempts: u32,
-    pub request_timeout: Duration,
-    pub drain_timeout: Duration,
+    pub timeouts: Timeouts,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +93,7 @@ enum SlotState {
     Free,
     /// Waiting to be (re)sent at this instant.
     Waiting(Instant),
-    /// On connection `usize`.
+    /// On link `usize`.
     InFlight(usize),
 }
 
@@ -87,6 +105,8 @@ struct Batch {
     ends: Vec<u32>,
     order: Vec<u32>,
     events: u64,
+    /// Send the body as it is even when the data is gzipped (HEC ack polls).
+    plain: bool,
     intended: Instant,
     attempt_write: Instant,
     attempts: u32,
@@ -95,13 +115,79 @@ struct Batch {
 
 impl Batch {
     fn wire(&self, gzip: bool) -> [&[u8]; 2] {
-        [&self.head, if gzip { &self.gz } else { &self.body }]
+        [
+            &self.head,
+            if gzip && !self.plain {
+                &self.gz
+            } else {
+                &self.body
+            },
+        ]
+    }
+
+    fn wire_len(&self, gzip: bool) -> usize {
+        let w = self.wire(gzip);
+        w[0].len() + w[1].len()
+    }
+}
+
+/// How batches travel, with the state that needs.
+enum Proto {
+    Http {
+        framer: Arc<Framer>,
+        acks: Option<AckTracker>,
+        gzip: Gzip,
+    },
+    Stream {
+        framer: SyslogFramer,
+    },
+    Datagram {
+        framer: SyslogFramer,
+        by_size: bool,
+    },
+}
+
+impl Proto {
+    fn gzip(&self) -> bool {
+        matches!(self, Proto::Http { framer, .. } if framer.gzip)
+    }
+}
+
+/// A link's socket.
+enum Socket {
+    Stream(Box<Conn>),
+    Datagram(UdpLink),
+}
+
+impl Socket {
+    fn is_open(&self) -> bool {
+        match self {
+            Socket::Stream(c) => c.is_open(),
+            Socket::Datagram(u) => u.is_open(),
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        match self {
+            Socket::Stream(c) => c.state == State::Closed,
+            Socket::Datagram(u) => !u.is_open(),
+        }
+    }
+
+    fn is_setting_up(&self) -> bool {
+        matches!(self, Socket::Stream(c) if c.is_setting_up())
+    }
+
+    fn close(&mut self, registry: &mio::Registry) {
+        match self {
+            Socket::Stream(c) => c.close(registry),
+            Socket::Datagram(u) => u.close(registry),
+        }
     }
 }
 
 struct Link {
-    conn: Conn,
-    udp: UdpLink,
+    sock: Socket,
     batch: Option<usize>,
     /// Bytes written (TCP/TLS) or datagrams sent (UDP) of the batch in flight.
     offset: usize,
@@ -115,21 +201,21 @@ struct Link {
 const INTERVAL: Duration = Duration::from_secs(1);
 /// A batch leaves at most this long after its first event is due, full or not.
 pub const LINGER: Duration = Duration::from_secs(1);
-/// How often a worker asks a HEC target which batches are indexed.
-const ACK_POLL_EVERY: Duration = Duration::from_millis(500);
 /// After `stop.after`, a worker may still send what was due by then for this long.
 const FINAL_FLUSH: Duration = Duration::from_millis(250);
 const UNREACHABLE_AFTER: Duration = Duration::from_secs(3);
+/// The poller token of the waker that tells a worker the schedule changed.
+pub const WAKE: Token = Token(usize::MAX);
 
 pub fn run(mut p: WorkerPlan) {
     if let Some(core) = p.core {
         core_affinity::set_for_current(core);
     }
-    let mut w = match Worker::new(&mut p) {
-        Ok(w) => w,
+    let registry = match p.poll.registry().try_clone() {
+        Ok(r) => r,
         Err(e) => {
             p.abort.set(AbortReason::Io(format!(
-                "worker {}: cannot create a poller: {e}",
+                "worker {}: cannot use its poller: {e}",
                 p.id
             )));
             let _ = p.tx.send(Interval {
@@ -142,40 +228,69 @@ pub fn run(mut p: WorkerPlan) {
             return;
         }
     };
+    let mut w = Worker::new(&mut p, registry);
     w.run(&mut p);
 }
 
 struct Worker {
-    poll: Poll,
+    registry: mio::Registry,
+    proto: Proto,
+    tls: Option<TlsClient>,
     links: Vec<Link>,
     batches: Vec<Batch>,
     scratch: Vec<u8>,
-    gzip: Gzip,
     counters: Counters,
     latency: Histogram<u64>,
     service: Histogram<u64>,
+    /// The schedule as last seen, and its epoch.
+    sched: Schedule,
+    epoch: u64,
     /// Events rendered into batches so far (this worker's agent sequence).
     scheduled: u64,
     /// Events this worker will send in all: its share of the total, or what the schedule
-    /// asks for up to `stop.after`.
+    /// asks for up to `stop.after` (unknown while paused short of it: `u64::MAX`).
     limit: u64,
+    /// When the schedule ends (stop by time), once known.
+    ends_at: Option<Instant>,
     ever_connected: bool,
     last_connect_error: Option<String>,
-    /// HEC indexer acknowledgement: the batch slot reserved for ack polls, ackIds waiting to
-    /// be confirmed, the ids in the poll under way, and when to poll next.
+    /// The batch slot reserved for HEC ack polls.
     ack_slot: Option<usize>,
-    ack_pending: Vec<u64>,
-    ack_polling: Vec<u64>,
-    next_ack_poll: Instant,
 }
 
 impl Worker {
-    fn new(p: &mut WorkerPlan) -> std::io::Result<Worker> {
-        let poll = Poll::new()?;
+    fn new(p: &mut WorkerPlan, registry: mio::Registry) -> Worker {
+        let (proto, tls) = match &p.wire {
+            WirePlan::Http { framer, tls } => (
+                Proto::Http {
+                    acks: AckTracker::new(framer, p.start),
+                    framer: framer.clone(),
+                    gzip: Gzip::new(),
+                },
+                tls.clone(),
+            ),
+            WirePlan::SyslogStream { framer, tls } => (
+                Proto::Stream {
+                    framer: framer.clone(),
+                },
+                tls.clone(),
+            ),
+            WirePlan::SyslogDatagram { framer, by_size } => (
+                Proto::Datagram {
+                    framer: framer.clone(),
+                    by_size: *by_size,
+                },
+                None,
+            ),
+        };
+        let datagrams = matches!(proto, Proto::Datagram { .. });
         let links = (0..p.conns)
             .map(|i| Link {
-                conn: Conn::new(Token(i)),
-                udp: UdpLink::new(Token(i)),
+                sock: if datagrams {
+                    Socket::Datagram(UdpLink::new(Token(i)))
+                } else {
+                    Socket::Stream(Box::new(Conn::new(Token(i))))
+                },
                 batch: None,
                 offset: 0,
                 blocked_since: None,
@@ -184,59 +299,90 @@ impl Worker {
                 was_open: false,
             })
             .collect();
-        // One batch per connection in flight plus as many waiting for a retry.
+        // One batch per link in flight plus as many waiting for a retry, and one for polls.
+        let acks = matches!(&proto, Proto::Http { acks: Some(_), .. });
+        let gzip = proto.gzip();
         let cap = p.batch_bytes + p.batch_bytes / 4 + 64 * 1024;
-        let slots = p.conns * 2 + usize::from(p.framer.ack_path.is_some());
-        let udp_events = if p.mode == Mode::SyslogUdp {
-            p.batch_events
-        } else {
-            0
-        };
+        let slots = p.conns * 2 + usize::from(acks);
+        let udp_events = if datagrams { p.batch_events } else { 0 };
         let batches = (0..slots)
             .map(|_| Batch {
                 head: Vec::with_capacity(1024),
                 body: Vec::with_capacity(cap),
-                gz: Vec::with_capacity(if p.framer.gzip { cap } else { 0 }),
+                gz: Vec::with_capacity(if gzip { cap } else { 0 }),
                 ends: Vec::with_capacity(udp_events),
                 order: Vec::with_capacity(udp_events),
                 events: 0,
+                plain: false,
                 intended: p.start,
                 attempt_write: p.start,
                 attempts: 0,
                 state: SlotState::Free,
             })
             .collect();
-        Ok(Worker {
-            poll,
+        let mut w = Worker {
+            registry,
+            proto,
+            tls,
             links,
             batches,
             scratch: Vec::with_capacity(64 * 1024),
-            gzip: Gzip::new(),
             counters: Counters::default(),
             latency: new_histogram(),
             service: new_histogram(),
+            sched: p.schedule.schedule(),
+            epoch: p.schedule.epoch(),
             scheduled: 0,
-            limit: {
-                let by_time = p.stop_after.map_or(u64::MAX, |d| {
-                    p.profile.cumulative(d.as_secs_f64()).floor() as u64
-                });
-                p.total.unwrap_or(u64::MAX).min(by_time)
-            },
+            limit: 0,
+            ends_at: None,
             ever_connected: false,
             last_connect_error: None,
-            ack_slot: p.framer.ack_path.is_some().then_some(slots - 1),
-            ack_pending: Vec::with_capacity(4096),
-            ack_polling: Vec::with_capacity(1024),
-            next_ack_poll: p.start,
-        })
+            ack_slot: acks.then_some(slots - 1),
+        };
+        w.plan_limit(p);
+        w
+    }
+
+    /// Takes the schedule again when control changed it.
+    fn follow_schedule(&mut self, p: &WorkerPlan) {
+        let e = p.schedule.epoch();
+        if e != self.epoch {
+            self.epoch = e;
+            self.sched = p.schedule.schedule();
+            self.plan_limit(p);
+        }
+    }
+
+    /// How many events this worker sends in all, and when its schedule ends.
+    fn plan_limit(&mut self, p: &WorkerPlan) {
+        let end = p
+            .stop_after
+            .map(|d| self.sched.time_at_active(d.as_secs_f64()));
+        self.ends_at = end.flatten().map(|t| p.start + Duration::from_secs_f64(t));
+        let by_time = match end {
+            None => u64::MAX,
+            Some(None) => u64::MAX,
+            Some(Some(t)) => self.owed_at(p, t),
+        };
+        self.limit = p.total.unwrap_or(u64::MAX).min(by_time);
+    }
+
+    /// This worker's events due by `t` seconds after the start.
+    fn owed_at(&self, p: &WorkerPlan, t: f64) -> u64 {
+        (p.share * self.sched.due(t)).floor() as u64
+    }
+
+    /// The instant this worker's `n`-th event is due.
+    fn time_of(&self, p: &WorkerPlan, n: u64) -> Option<f64> {
+        self.sched.time_for(n as f64 / p.share)
     }
 
     fn generation_done(&self, p: &WorkerPlan, now: Instant) -> bool {
         p.abort.is_set()
-            || p.stopping.load(Ordering::Relaxed)
+            || p.schedule.stop_requested()
             || self.scheduled >= self.limit
             // A worker that fell behind stops at the deadline; the report shows the shortfall.
-            || p.stop_after.is_some_and(|d| now.duration_since(p.start) >= d + FINAL_FLUSH)
+            || self.ends_at.is_some_and(|e| now >= e + FINAL_FLUSH)
     }
 
     /// The instant the next batch is due: when its last event is due, or `LINGER` after its
@@ -245,24 +391,31 @@ impl Worker {
         if self.scheduled >= self.limit {
             return None;
         }
-        let full = (self.scheduled + p.batch_events as u64).min(self.limit);
-        let t_full = p.profile.time_for(full as f64)?;
-        let t_first = p.profile.time_for((self.scheduled + 1) as f64)?;
-        let t = t_full.min(t_first + LINGER.as_secs_f64());
+        let full = self
+            .scheduled
+            .saturating_add(p.batch_events as u64)
+            .min(self.limit);
+        let t_first = self.time_of(p, self.scheduled + 1)?;
+        let t = match self.time_of(p, full) {
+            Some(t_full) => t_full.min(t_first + LINGER.as_secs_f64()),
+            None => t_first + LINGER.as_secs_f64(),
+        };
         Some(p.start + Duration::from_secs_f64(t))
     }
 
     /// How many events the batch sent at `now` carries: those due by now, at least one, at
     /// most a full batch.
     fn batch_size(&self, p: &WorkerPlan, now: Instant) -> u64 {
-        let owed = p
-            .profile
-            .cumulative(now.duration_since(p.start).as_secs_f64())
-            .floor() as u64;
+        let owed = self.owed_at(p, now.duration_since(p.start).as_secs_f64());
         owed.saturating_sub(self.scheduled)
             .max(1)
             .min(p.batch_events as u64)
             .min(self.limit - self.scheduled)
+    }
+
+    fn busy(&self) -> bool {
+        self.batches.iter().any(|b| b.state != SlotState::Free)
+            || matches!(&self.proto, Proto::Http { acks: Some(a), .. } if a.unconfirmed())
     }
 
     fn run(&mut self, p: &mut WorkerPlan) {
@@ -271,26 +424,15 @@ impl Worker {
         let mut drain_deadline: Option<Instant> = None;
         loop {
             let now = Instant::now();
+            self.follow_schedule(p);
             let gen_done = self.generation_done(p, now);
             if gen_done && drain_deadline.is_none() {
-                drain_deadline = Some(now + p.drain_timeout);
+                drain_deadline = Some(now + p.timeouts.drain);
             }
             self.reconnect(p, now);
             self.check_timeouts(p, now);
             self.dispatch(p, now, gen_done);
-            if !self.ever_connected
-                && now.duration_since(p.start) > UNREACHABLE_AFTER
-                && self.counters.connect_errors > 0
-            {
-                let why = self
-                    .last_connect_error
-                    .clone()
-                    .unwrap_or_else(|| "no connection".into());
-                p.abort.set(AbortReason::Unreachable(format!(
-                    "cannot connect to {}: {why}",
-                    p.addr
-                )));
-            }
+            self.check_reachable(p, now, gen_done);
             if now >= next_interval {
                 self.send_interval(p, now, false);
                 next_interval += INTERVAL;
@@ -298,14 +440,14 @@ impl Worker {
                     next_interval = now + INTERVAL;
                 }
             }
-            let busy = self.batches.iter().any(|b| b.state != SlotState::Free)
-                || !self.ack_pending.is_empty();
-            if gen_done && (!busy || p.abort.is_set() || drain_deadline.is_some_and(|d| now >= d)) {
+            if gen_done
+                && (!self.busy() || p.abort.is_set() || drain_deadline.is_some_and(|d| now >= d))
+            {
                 self.give_up_unfinished();
                 break;
             }
             let timeout = self.next_wakeup(p, now, gen_done, next_interval, drain_deadline);
-            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+            if let Err(e) = p.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     p.abort.set(AbortReason::Io(format!("poll failed: {e}")));
                 }
@@ -317,9 +459,9 @@ impl Worker {
                 if i >= self.links.len() {
                     continue;
                 }
-                if self.links[i].conn.is_setting_up() {
+                if self.links[i].sock.is_setting_up() {
                     self.finish_connect(p, i, now);
-                    if !self.links[i].conn.is_open() {
+                    if !self.links[i].sock.is_open() {
                         continue;
                     }
                 }
@@ -334,7 +476,24 @@ impl Worker {
         let now = Instant::now();
         self.send_interval(p, now, true);
         for l in &mut self.links {
-            l.conn.close(self.poll.registry());
+            l.sock.close(&self.registry);
+        }
+    }
+
+    /// A target never reached — for 3 s, or by the time the schedule ends — aborts the run.
+    fn check_reachable(&self, p: &WorkerPlan, now: Instant, gen_done: bool) {
+        if self.ever_connected || self.counters.connect_errors == 0 {
+            return;
+        }
+        if gen_done || now.duration_since(p.start) > UNREACHABLE_AFTER {
+            let why = self
+                .last_connect_error
+                .as_deref()
+                .unwrap_or("no connection");
+            p.abort.set(AbortReason::Unreachable(format!(
+                "cannot connect to {}: {why}",
+                p.addr
+            )));
         }
     }
 
@@ -350,28 +509,33 @@ impl Worker {
         let idle_open = self
             .links
             .iter()
-            .any(|l| l.conn.is_open() && l.batch.is_none());
+            .any(|l| l.sock.is_open() && l.batch.is_none());
         if idle_open {
             for b in &self.batches {
                 if let SlotState::Waiting(t) = b.state {
                     at = at.min(t);
                 }
             }
+            if let Proto::Http { acks: Some(a), .. } = &self.proto
+                && let Some(t) = a.next_poll()
+            {
+                at = at.min(t);
+            }
             if !gen_done && self.batches.iter().any(|b| b.state == SlotState::Free) {
                 if let Some(due) = self.next_due(p) {
                     at = at.min(due);
                 }
-                if let Some(d) = p.stop_after {
-                    at = at.min(p.start + d);
+                if let Some(e) = self.ends_at {
+                    at = at.min(e);
                 }
             }
         }
         for l in &self.links {
-            if l.conn.state == State::Closed {
+            if l.sock.is_closed() {
                 at = at.min(l.reconnect_at);
             }
             if let Some(b) = l.batch {
-                at = at.min(self.batches[b].attempt_write + p.request_timeout);
+                at = at.min(self.batches[b].attempt_write + p.timeouts.request);
             }
         }
         if let Some(d) = drain {
@@ -384,27 +548,27 @@ impl Worker {
     fn reconnect(&mut self, p: &WorkerPlan, now: Instant) {
         for i in 0..self.links.len() {
             let l = &mut self.links[i];
-            if l.conn.state != State::Closed || now < l.reconnect_at {
+            if !l.sock.is_closed() || now < l.reconnect_at {
                 continue;
             }
-            if p.mode == Mode::SyslogUdp {
-                match l.udp.open(p.addr, true, self.poll.registry()) {
-                    Ok(()) => {
-                        l.conn.state = State::Open;
-                        self.ever_connected = true;
-                    }
-                    Err(e) => self.connect_failed(i, now, e.to_string()),
-                }
-                continue;
-            }
-            if let Err(e) = l.conn.connect(p.addr, p.tls.as_ref(), self.poll.registry()) {
+            let registry = &self.registry;
+            let result = match &mut l.sock {
+                Socket::Datagram(u) => u.open(p.addr, true, registry).map(|()| {
+                    self.ever_connected = true;
+                }),
+                Socket::Stream(c) => c.connect(p.addr, self.tls.as_ref(), registry),
+            };
+            if let Err(e) = result {
                 self.connect_failed(i, now, e.to_string());
             }
         }
     }
 
     fn finish_connect(&mut self, p: &mut WorkerPlan, i: usize, now: Instant) {
-        match self.links[i].conn.progress() {
+        let Socket::Stream(conn) = &mut self.links[i].sock else {
+            return;
+        };
+        match conn.progress() {
             Ok(true) => {
                 let l = &mut self.links[i];
                 if l.was_open {
@@ -418,14 +582,12 @@ impl Worker {
             Ok(false) => {}
             Err(ConnectError::Tls(why)) => {
                 // A certificate problem does not fix itself: stop the run and say why.
-                let registry = self.poll.registry();
-                self.links[i].conn.close(registry);
+                conn.close(&self.registry);
                 self.counters.connect_errors += 1;
                 p.abort.set(AbortReason::Tls(format!("{}: {why}", p.addr)));
             }
             Err(e) => {
-                let registry = self.poll.registry();
-                self.links[i].conn.close(registry);
+                conn.close(&self.registry);
                 self.connect_failed(i, now, e.to_string());
             }
         }
@@ -442,11 +604,11 @@ impl Worker {
         }
     }
 
-    /// Hands work to every idle open connection: retries whose time has come first, then new
-    /// batches that are due.
+    /// Hands work to every idle open link: an ack poll when one is due, retries whose time
+    /// has come, then new batches that are due.
     fn dispatch(&mut self, p: &mut WorkerPlan, now: Instant, gen_done: bool) {
         for i in 0..self.links.len() {
-            if !self.links[i].conn.is_open() || self.links[i].batch.is_some() {
+            if !self.links[i].sock.is_open() || self.links[i].batch.is_some() {
                 continue;
             }
             if self.start_ack_poll(p, i, now) {
@@ -496,202 +658,195 @@ impl Worker {
                     k
                 }
             };
-            let b = &mut self.batches[slot];
-            b.attempts += 1;
-            b.attempt_write = now;
-            b.state = SlotState::InFlight(i);
+            self.send_slot(p, i, slot, now);
             self.counters.batches_sent += 1;
-            self.counters.bytes_sent +=
-                (b.wire(p.framer.gzip)[0].len() + b.wire(p.framer.gzip)[1].len()) as u64;
-            self.links[i].batch = Some(slot);
-            self.links[i].offset = 0;
-            self.write(p, i, now);
         }
+    }
+
+    /// Puts batch `slot` on link `i` and writes what the socket takes.
+    fn send_slot(&mut self, p: &WorkerPlan, i: usize, slot: usize, now: Instant) {
+        let gzip = self.proto.gzip();
+        let b = &mut self.batches[slot];
+        b.attempts += 1;
+        b.attempt_write = now;
+        b.state = SlotState::InFlight(i);
+        self.counters.bytes_sent += b.wire_len(gzip) as u64;
+        self.links[i].batch = Some(slot);
+        self.links[i].offset = 0;
+        self.write(p, i, now);
     }
 
     /// Sends an ack poll on link `i` when one is due; true if it did.
     fn start_ack_poll(&mut self, p: &WorkerPlan, i: usize, now: Instant) -> bool {
-        let (Some(a), Some(path)) = (self.ack_slot, p.framer.ack_path.as_deref()) else {
+        let (
+            Proto::Http {
+                acks: Some(acks), ..
+            },
+            Some(a),
+        ) = (&mut self.proto, self.ack_slot)
+        else {
             return false;
         };
-        if self.batches[a].state != SlotState::Free
-            || self.ack_pending.is_empty()
-            || now < self.next_ack_poll
-        {
+        if self.batches[a].state != SlotState::Free || !acks.due(now) {
             return false;
         }
-        let n = self.ack_pending.len().min(1000);
-        self.ack_polling.clear();
-        self.ack_polling.extend(self.ack_pending.drain(..n));
         let b = &mut self.batches[a];
-        crate::adapter::ack_poll_body(&self.ack_polling, &mut b.body);
-        if p.framer.gzip {
-            self.gzip.compress(&b.body, &mut b.gz);
-        }
-        let len = if p.framer.gzip {
-            b.gz.len()
-        } else {
-            b.body.len()
-        };
-        write_request_head(&mut b.head, path, &p.framer.host, &p.framer.headers, len);
+        acks.write_poll(&mut b.head, &mut b.body);
+        b.plain = true;
         b.events = 0;
         b.intended = now;
-        b.attempt_write = now;
-        b.attempts = 1;
-        b.state = SlotState::InFlight(i);
-        self.counters.bytes_sent += (b.head.len() + len) as u64;
-        self.links[i].batch = Some(a);
-        self.links[i].offset = 0;
-        self.write(p, i, now);
+        b.attempts = 0;
+        self.send_slot(p, i, a, now);
         true
     }
 
     /// Renders the next batch into slot `k`.
     fn render(&mut self, p: &mut WorkerPlan, k: usize, due: Instant, now: Instant) {
         let limit = self.batch_size(p, now);
-        let f = &*p.framer;
-        let b = &mut self.batches[k];
         let wall = time::now();
+        let b = &mut self.batches[k];
         b.ends.clear();
-        if p.syslog.is_some() {
-            b.body.clear();
-        } else {
-            f.begin(&mut b.body);
-        }
+        b.plain = false;
         let mut n = 0u64;
         let mut skipped = 0u64;
-        while n < limit {
-            let seq = self.scheduled + n;
-            let index = seq * p.threads as u64 + p.id as u64;
-            let ctx = EventCtx {
-                index,
-                time_ns: p.timeline.time_of(index, wall),
-                agent: p.id as u32,
-                seq,
-            };
-            if let Some(sf) = &mut p.syslog {
-                let before = b.body.len();
-                let generator = &mut p.generator;
-                let fits = sf.append(ctx.time_ns, &mut b.body, &mut self.scratch, |out| {
-                    generator.render(&ctx, out);
-                });
-                if !fits {
-                    // Never cut a message to fit: count it (sent and failed) and leave it out.
-                    self.counters.oversize_events += 1;
-                    self.counters.events_sent += 1;
-                    self.counters.events_failed += 1;
-                    skipped += 1;
-                } else if b.body.len() > p.batch_bytes && n > 0 {
-                    b.body.truncate(before);
-                    break;
-                } else if p.mode == Mode::SyslogUdp {
-                    b.ends.push(b.body.len() as u32);
+        let datagrams = matches!(self.proto, Proto::Datagram { .. });
+        match &mut self.proto {
+            Proto::Http { framer, gzip, .. } => {
+                let f = &**framer;
+                f.begin(&mut b.body);
+                while n < limit {
+                    let ctx = event_ctx(p, self.scheduled + n, wall);
+                    let before = b.body.len();
+                    f.before_event(&mut b.body, n as usize, ctx.time_ns);
+                    match f.embed {
+                        Embed::Direct => {
+                            p.generator.render(&ctx, &mut b.body);
+                        }
+                        Embed::JsonString => {
+                            self.scratch.clear();
+                            p.generator.render(&ctx, &mut self.scratch);
+                            json_escape_into(&self.scratch, &mut b.body);
+                        }
+                    }
+                    f.after_event(&mut b.body);
+                    if b.body.len() + 2 > p.batch_bytes && n > 0 {
+                        // Over the byte limit: this event starts the next batch.
+                        b.body.truncate(before);
+                        break;
+                    }
+                    n += 1;
                 }
-                n += 1;
-                continue;
-            }
-            let before = b.body.len();
-            f.before_event(&mut b.body, n as usize, ctx.time_ns);
-            match f.embed {
-                Embed::Direct => {
-                    p.generator.render(&ctx, &mut b.body);
+                f.finish(&mut b.body);
+                if f.gzip {
+                    gzip.compress(&b.body, &mut b.gz);
                 }
-                Embed::JsonString => {
-                    self.scratch.clear();
-                    p.generator.render(&ctx, &mut self.scratch);
-                    json_escape_into(&self.scratch, &mut b.body);
+                let len = if f.gzip { b.gz.len() } else { b.body.len() };
+                write_request_head(&mut b.head, &f.path, &f.host, &f.headers, len);
+            }
+            Proto::Stream { framer } | Proto::Datagram { framer, .. } => {
+                b.body.clear();
+                // Syslog has no request head: the batch is the framed messages.
+                b.head.clear();
+                while n < limit {
+                    let ctx = event_ctx(p, self.scheduled + n, wall);
+                    let before = b.body.len();
+                    let generator = &mut p.generator;
+                    let fits = framer.append(ctx.time_ns, &mut b.body, &mut self.scratch, |out| {
+                        generator.render(&ctx, out);
+                    });
+                    if !fits {
+                        // Never cut a message to fit: count it (sent and failed), leave it out.
+                        self.counters.oversize_events += 1;
+                        self.counters.events_sent += 1;
+                        self.counters.events_failed += 1;
+                        skipped += 1;
+                    } else if b.body.len() > p.batch_bytes && n > 0 {
+                        b.body.truncate(before);
+                        break;
+                    } else if datagrams {
+                        b.ends.push(b.body.len() as u32);
+                    }
+                    n += 1;
+                }
+                if let Proto::Datagram { by_size, .. } = self.proto {
+                    udp_order(&b.ends, by_size, &mut b.order);
                 }
             }
-            f.after_event(&mut b.body);
-            if b.body.len() + 2 > p.batch_bytes && n > 0 {
-                // Over the byte limit: this event starts the next batch.
-                b.body.truncate(before);
-                break;
-            }
-            n += 1;
         }
         self.scheduled += n;
         b.events = n - skipped;
         b.intended = due;
         b.attempts = 0;
-        if p.syslog.is_some() {
-            // Syslog has no request head: the batch is the framed messages.
-            b.head.clear();
-            if p.mode == Mode::SyslogUdp {
-                udp_order(&b.ends, p.udp_by_size, &mut b.order);
-            }
-            return;
-        }
-        f.finish(&mut b.body);
-        if f.gzip {
-            self.gzip.compress(&b.body, &mut b.gz);
-        }
-        let len = if f.gzip { b.gz.len() } else { b.body.len() };
-        write_request_head(&mut b.head, &f.path, &f.host, &f.headers, len);
     }
 
     fn write(&mut self, p: &WorkerPlan, i: usize, now: Instant) {
+        let gzip = self.proto.gzip();
         let Some(slot) = self.links[i].batch else {
-            if self.links[i].conn.pending_tls() && self.links[i].conn.flush().is_err() {
+            if let Socket::Stream(c) = &mut self.links[i].sock
+                && c.pending_tls()
+                && c.flush().is_err()
+            {
                 self.connection_lost(i, now);
             }
             return;
         };
-        if p.mode == Mode::SyslogUdp {
-            let b = &self.batches[slot];
-            let from = self.links[i].offset;
-            let mut cost = SendCost::default();
-            let sent = self.links[i]
-                .udp
-                .send_batch(&b.body, &b.ends, &b.order, from, &mut cost);
-            self.counters.udp_send_calls += cost.calls;
-            self.counters.udp_gso_sends += cost.gso_sends;
-            if cost.gso_refused > 0 {
-                self.counters.udp_gso_refused += cost.gso_refused;
-                if let Some(why) = self.links[i].udp.gso_refused() {
-                    eprintln!(
-                        "note: udp://{}: {why}; sending datagram by datagram",
-                        p.addr
-                    );
-                }
-            }
-            match sent {
-                Ok(n) => {
-                    self.links[i].offset = n;
-                    if n >= self.batches[slot].ends.len() {
-                        self.written(i, slot, now);
-                    } else {
-                        self.links[i].blocked_since.get_or_insert(now);
+        let off = self.links[i].offset;
+        match &mut self.links[i].sock {
+            Socket::Datagram(udp) => {
+                let b = &self.batches[slot];
+                let mut cost = SendCost::default();
+                let sent = udp.send_batch(&b.body, &b.ends, &b.order, off, &mut cost);
+                self.counters.udp_send_calls += cost.calls;
+                self.counters.udp_gso_sends += cost.gso_sends;
+                if cost.gso_refused > 0 {
+                    self.counters.udp_gso_refused += cost.gso_refused;
+                    if let Some(why) = udp.gso_refused() {
+                        eprintln!(
+                            "note: udp://{}: {why}; sending datagram by datagram",
+                            p.addr
+                        );
                     }
                 }
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                    p.abort.set(AbortReason::Unreachable(format!(
-                        "udp://{}: port unreachable (ICMP): nothing listens there",
-                        p.addr
-                    )));
-                }
-                Err(_) => self.connection_lost(i, now),
-            }
-            return;
-        }
-        let wire = self.batches[slot].wire(p.framer.gzip);
-        let total = wire[0].len() + wire[1].len();
-        let off = self.links[i].offset;
-        let result = if off >= total {
-            self.links[i].conn.flush().map(|_| off)
-        } else {
-            self.links[i].conn.write_from(wire, off)
-        };
-        match result {
-            Ok(n) => {
-                self.links[i].offset = n;
-                if n < total || self.links[i].conn.pending_tls() {
-                    self.links[i].blocked_since.get_or_insert(now);
-                } else if p.mode == Mode::SyslogStream {
-                    self.written(i, slot, now);
+                match sent {
+                    Ok(n) => {
+                        self.links[i].offset = n;
+                        if n >= self.batches[slot].ends.len() {
+                            self.written(i, slot, now);
+                        } else {
+                            self.links[i].blocked_since.get_or_insert(now);
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                        p.abort.set(AbortReason::Unreachable(format!(
+                            "udp://{}: port unreachable (ICMP): nothing listens there",
+                            p.addr
+                        )));
+                    }
+                    Err(_) => self.connection_lost(i, now),
                 }
             }
-            Err(_) => self.connection_lost(i, now),
+            Socket::Stream(conn) => {
+                let b = &self.batches[slot];
+                let wire = b.wire(gzip);
+                let total = wire[0].len() + wire[1].len();
+                let result = if off >= total {
+                    conn.flush().map(|_| off)
+                } else {
+                    conn.write_from(wire, off)
+                };
+                let pending_tls = conn.pending_tls();
+                match result {
+                    Ok(n) => {
+                        self.links[i].offset = n;
+                        if n < total || pending_tls {
+                            self.links[i].blocked_since.get_or_insert(now);
+                        } else if matches!(self.proto, Proto::Stream { .. }) {
+                            self.written(i, slot, now);
+                        }
+                    }
+                    Err(_) => self.connection_lost(i, now),
+                }
+            }
         }
     }
 
@@ -720,19 +875,18 @@ impl Worker {
     }
 
     fn read(&mut self, p: &mut WorkerPlan, i: usize, now: Instant) {
-        match p.mode {
-            Mode::SyslogUdp => return,
-            Mode::SyslogStream => {
-                // Receivers send nothing; reading shows when they close.
-                match self.links[i].conn.discard_input() {
-                    Ok(ReadStatus::Drained) => {}
-                    Ok(ReadStatus::Eof) | Err(_) => self.connection_lost(i, now),
-                }
-                return;
+        let Socket::Stream(conn) = &mut self.links[i].sock else {
+            return;
+        };
+        if !matches!(self.proto, Proto::Http { .. }) {
+            // Syslog receivers send nothing; reading shows when they close.
+            match conn.discard_input() {
+                Ok(ReadStatus::Drained) => {}
+                Ok(ReadStatus::Eof) | Err(_) => self.connection_lost(i, now),
             }
-            Mode::Http => {}
+            return;
         }
-        let status = match self.links[i].conn.read_available() {
+        let status = match conn.read_available() {
             Ok(s) => s,
             Err(_) => {
                 self.connection_lost(i, now);
@@ -741,33 +895,35 @@ impl Worker {
         };
         let eof = status == ReadStatus::Eof;
         loop {
-            let polled = self.links[i].conn.reader.poll(eof);
-            match polled {
+            let slot = self.links[i].batch;
+            let offset = self.links[i].offset;
+            let Socket::Stream(conn) = &mut self.links[i].sock else {
+                return;
+            };
+            match conn.reader.poll(eof) {
                 Ok(Some((resp, used))) => {
-                    let body = self.links[i].conn.reader.body(&resp);
-                    let outcome = p.framer.outcome(&resp, body);
-                    if self.links[i].batch.is_some() && self.links[i].batch == self.ack_slot {
+                    let Proto::Http { framer, acks, .. } = &mut self.proto else {
+                        return;
+                    };
+                    let body = conn.reader.body(&resp);
+                    let outcome = framer.outcome(&resp, body);
+                    if slot.is_some() && slot == self.ack_slot {
                         // An ack poll: confirmed ids are counted, the others asked about again.
-                        let ok = matches!(outcome, Outcome::Accepted { .. });
-                        for id in self.ack_polling.drain(..) {
-                            if ok && crate::adapter::is_acked(body, id) {
-                                self.counters.batches_acked += 1;
-                            } else {
-                                self.ack_pending.push(id);
-                            }
+                        if let Some(a) = acks {
+                            let ok = matches!(outcome, Outcome::Accepted { .. });
+                            self.counters.batches_acked += a.answered(ok, body, now);
                         }
-                        self.next_ack_poll = now + ACK_POLL_EVERY;
+                        conn.reader.consume(used);
                         if let Some(a) = self.links[i].batch.take() {
                             self.batches[a].state = SlotState::Free;
                         }
-                        self.links[i].conn.reader.consume(used);
                         if resp.close {
                             self.close_link(i, now, Duration::ZERO);
                             return;
                         }
                         continue;
                     }
-                    if let Some(code) = p.framer.hec_code(body)
+                    if let Some(code) = framer.hec_code(body)
                         && (0..32).contains(&code)
                     {
                         self.counters.hec_codes[code as usize] += 1;
@@ -775,15 +931,14 @@ impl Worker {
                     if (resp.status as usize) < self.counters.status.len() {
                         self.counters.status[resp.status as usize] += 1;
                     }
-                    self.links[i].conn.reader.consume(used);
-                    let written_all = self.links[i].batch.is_some_and(|b| {
-                        let w = self.batches[b].wire(p.framer.gzip);
-                        self.links[i].offset >= w[0].len() + w[1].len()
-                    });
+                    conn.reader.consume(used);
+                    let gzip = framer.gzip;
+                    let written_all =
+                        slot.is_some_and(|b| offset >= self.batches[b].wire_len(gzip));
                     self.finish_batch(p, i, outcome, now);
                     if resp.close || !written_all {
-                        // A response before the whole request went out leaves the stream
-                        // out of step: start over on a fresh connection.
+                        // An answer before the whole request went out leaves the stream out
+                        // of step: start over on a fresh connection.
                         self.close_link(i, now, Duration::ZERO);
                         return;
                     }
@@ -803,20 +958,20 @@ impl Worker {
 
     fn finish_batch(&mut self, p: &mut WorkerPlan, i: usize, outcome: Outcome, now: Instant) {
         let Some(slot) = self.links[i].batch.take() else {
-            // A response nobody asked for.
+            // An answer nobody asked for.
             self.counters.protocol_errors += 1;
             return;
         };
         let b = &mut self.batches[slot];
         match outcome {
             Outcome::Accepted { ack_id } => {
-                if let (Some(id), Some(_)) = (ack_id, self.ack_slot) {
-                    self.ack_pending.push(id);
+                if let (Some(id), Proto::Http { acks: Some(a), .. }) = (ack_id, &mut self.proto) {
+                    a.track(id);
                 }
                 self.accepted(slot, now);
             }
             Outcome::Retry { after_s } => {
-                if b.attempts >= p.max_attempts {
+                if b.attempts >= p.timeouts.max_attempts {
                     self.counters.events_failed += b.events;
                     self.counters.batches_failed += 1;
                     b.state = SlotState::Free;
@@ -852,16 +1007,16 @@ impl Worker {
     }
 
     fn close_link(&mut self, i: usize, now: Instant, delay: Duration) {
-        let registry = self.poll.registry();
         let l = &mut self.links[i];
-        l.conn.close(registry);
-        l.udp.close(registry);
+        l.sock.close(&self.registry);
         l.blocked_since = None;
         l.reconnect_at = now + delay;
         if let Some(b) = l.batch.take() {
             if Some(b) == self.ack_slot {
                 // An ack poll is simply asked again later.
-                self.ack_pending.append(&mut self.ack_polling);
+                if let Proto::Http { acks: Some(a), .. } = &mut self.proto {
+                    a.lost();
+                }
                 self.batches[b].state = SlotState::Free;
             } else {
                 self.batches[b].state = SlotState::Waiting(now);
@@ -872,7 +1027,7 @@ impl Worker {
     fn check_timeouts(&mut self, p: &WorkerPlan, now: Instant) {
         for i in 0..self.links.len() {
             if let Some(b) = self.links[i].batch
-                && now.duration_since(self.batches[b].attempt_write) > p.request_timeout
+                && now.duration_since(self.batches[b].attempt_write) > p.timeouts.request
             {
                 self.counters.timeouts += 1;
                 self.close_link(i, now, Duration::ZERO);
@@ -882,9 +1037,9 @@ impl Worker {
 
     /// At the end: batches never accepted count as failed; unconfirmed acks are reported.
     fn give_up_unfinished(&mut self) {
-        self.counters.acks_pending += (self.ack_pending.len() + self.ack_polling.len()) as u64;
-        self.ack_pending.clear();
-        self.ack_polling.clear();
+        if let Proto::Http { acks: Some(a), .. } = &mut self.proto {
+            self.counters.acks_pending += a.give_up();
+        }
         let ack_slot = self.ack_slot;
         for (k, b) in self.batches.iter_mut().enumerate() {
             if Some(k) == ack_slot {
@@ -900,13 +1055,18 @@ impl Worker {
     }
 
     fn send_interval(&mut self, p: &WorkerPlan, now: Instant, last: bool) {
-        let elapsed = now.duration_since(p.start).as_secs_f64();
-        let owed = p.profile.cumulative(elapsed) as u64;
-        let owed = p.total.map_or(owed, |t| owed.min(t));
+        let owed = self
+            .owed_at(p, now.duration_since(p.start).as_secs_f64())
+            .min(self.limit);
         self.counters.backlog_events = if last {
             0
         } else {
             owed.saturating_sub(self.scheduled)
+        };
+        self.counters.connections_open = if last {
+            0
+        } else {
+            self.links.iter().filter(|l| l.sock.is_open()).count() as u64
         };
         let (lat, svc) = match p.back.try_recv() {
             Ok(pair) => pair,
@@ -922,6 +1082,18 @@ impl Worker {
             service,
             last,
         });
+    }
+}
+
+/// The context of this worker's event `seq`: its global index (workers interleave), its time.
+#[inline]
+fn event_ctx(p: &WorkerPlan, seq: u64, wall: i64) -> EventCtx {
+    let index = seq * p.threads as u64 + p.id as u64;
+    EventCtx {
+        index,
+        time_ns: p.timeline.time_of(index, wall),
+        agent: p.id as u32,
+        seq,
     }
 }
 

@@ -5,7 +5,6 @@
 //! written with `num`. No allocation (once the output buffer has room), no locks, no I/O.
 
 pub mod alias;
-pub mod num;
 pub mod time;
 pub mod timeline;
 
@@ -14,8 +13,10 @@ use std::sync::Arc;
 use rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use crate::bytes::{
+    Sink, write_hex, write_hex_min, write_i64, write_u64, write_u64_padded, write_uuid,
+};
 use crate::pack::compile::{AcctStyle, CompiledPack, Draw, NumFmt, Op};
-use num::{Sink, write_hex, write_hex_min, write_i64, write_u64, write_u64_padded, write_uuid};
 use time::TsWriter;
 
 /// What the caller knows about the event being rendered.

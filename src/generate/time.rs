@@ -3,7 +3,7 @@
 //! events in the same second only append their fraction. Civil dates come from Howard
 //! Hinnant's days-from-civil algorithms (proleptic Gregorian, UTC).
 
-use crate::generate::num::{ArrayBuf, Sink, write_i64, write_u64, write_u64_padded};
+use crate::bytes::{ArrayBuf, Sink, write_i64, write_u64, write_u64_padded};
 
 /// Nanoseconds since the Unix epoch, UTC.
 pub type UnixNs = i64;

@@ -3,7 +3,7 @@
 //! bodies by Content-Length or chunked encoding) from bytes that arrive in any split. One
 //! `ResponseReader` per connection; it allocates only to grow its buffer.
 
-use crate::generate::num::write_u64;
+use crate::bytes::write_u64;
 
 /// What the adapter needs from one response.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,9 +1,9 @@
 //! TLS for client connections (syslog over TLS, HTTPS) with rustls and the ring provider:
-//! building the client configuration once per run from `target.tls` (webpki roots plus
-//! `ca_file`, client certificate, SNI name, verification off only on request), and naming a
+//! building the client configuration once per run from `TlsSettings` (webpki roots plus a CA
+//! file, client certificate, SNI name, verification off only on request), and naming a
 //! handshake failure the way an operator thinks of it (expired, unknown issuer, name mismatch).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -13,7 +13,29 @@ use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, Error, RootCertStore, SignatureScheme,
 };
 
-use crate::config::schema::Tls;
+/// How to check the target and present ourselves; the run layer fills it from `target.tls`.
+#[derive(Clone, Debug)]
+pub struct TlsSettings {
+    /// Check the target's certificate (off only on request).
+    pub verify: bool,
+    /// More trusted roots, beside the public web ones.
+    pub ca_file: Option<PathBuf>,
+    /// Certificate chain and key for mutual TLS.
+    pub client_cert: Option<(PathBuf, PathBuf)>,
+    /// The name sent (SNI) and checked; the url's host when `None`.
+    pub server_name: Option<String>,
+}
+
+impl Default for TlsSettings {
+    fn default() -> Self {
+        TlsSettings {
+            verify: true,
+            ca_file: None,
+            client_cert: None,
+            server_name: None,
+        }
+    }
+}
 
 /// What a connection needs to start a TLS session.
 #[derive(Clone, Debug)]
@@ -26,22 +48,22 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-/// Builds the client side for `host` (the url's host) from the config's `tls` block.
-pub fn client(tls: Option<&Tls>, host: &str) -> Result<TlsClient, String> {
-    let verify = tls.is_none_or(|t| t.verify);
+/// Builds the client side for `host` (the url's host). Errors name the file or setting
+/// (`target.tls.ca_file: …`).
+pub fn client(tls: &TlsSettings, host: &str) -> Result<TlsClient, String> {
+    let verify = tls.verify;
     let builder = ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
         .map_err(|e| format!("TLS setup: {e}"))?;
     let builder = if verify {
         let mut roots = RootCertStore::empty();
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-        if let Some(ca) = tls.and_then(|t| t.ca_file.as_deref()) {
-            let certs =
-                read_certs(Path::new(ca)).map_err(|e| format!("target.tls.ca_file: {e}"))?;
+        if let Some(ca) = &tls.ca_file {
+            let certs = read_certs(ca).map_err(|e| format!("target.tls.ca_file: {e}"))?;
             for c in certs {
                 roots
                     .add(c)
-                    .map_err(|e| format!("target.tls.ca_file {ca}: {e}"))?;
+                    .map_err(|e| format!("target.tls.ca_file {}: {e}", ca.display()))?;
             }
         }
         builder.with_root_certificates(roots)
@@ -50,12 +72,11 @@ pub fn client(tls: Option<&Tls>, host: &str) -> Result<TlsClient, String> {
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerify(provider())))
     };
-    let config = match tls.and_then(|t| t.client_cert.as_deref().zip(t.client_key.as_deref())) {
+    let config = match &tls.client_cert {
         Some((cert, key)) => {
-            let chain =
-                read_certs(Path::new(cert)).map_err(|e| format!("target.tls.client_cert: {e}"))?;
+            let chain = read_certs(cert).map_err(|e| format!("target.tls.client_cert: {e}"))?;
             let key = PrivateKeyDer::from_pem_file(key)
-                .map_err(|e| format!("target.tls.client_key {key}: {e}"))?;
+                .map_err(|e| format!("target.tls.client_key {}: {e}", key.display()))?;
             builder
                 .with_client_auth_cert(chain, key)
                 .map_err(|e| format!("target.tls client certificate: {e}"))?
@@ -63,7 +84,8 @@ pub fn client(tls: Option<&Tls>, host: &str) -> Result<TlsClient, String> {
         None => builder.with_no_client_auth(),
     };
     let name = tls
-        .and_then(|t| t.server_name.clone())
+        .server_name
+        .clone()
         .unwrap_or_else(|| host.trim_matches(['[', ']']).to_string());
     let server_name = ServerName::try_from(name.clone())
         .map_err(|_| format!("{name:?} is not a valid TLS server name"))?;
@@ -181,15 +203,12 @@ mod tests {
 
     #[test]
     fn bad_ca_file_is_named() {
-        let t = Tls {
-            verify: true,
+        let t = TlsSettings {
             ca_file: Some("/nonexistent/ca.pem".into()),
-            client_cert: None,
-            client_key: None,
-            server_name: None,
+            ..TlsSettings::default()
         };
-        let e = client(Some(&t), "localhost").unwrap_err();
+        let e = client(&t, "localhost").unwrap_err();
         assert!(e.contains("target.tls.ca_file"), "{e}");
-        assert!(client(None, "127.0.0.1").is_ok());
+        assert!(client(&TlsSettings::default(), "127.0.0.1").is_ok());
     }
 }

@@ -1,7 +1,8 @@
-//! The run report: plain data built once from a `RunResult`, the config and (when the target
-//! can tell) what the store received; then small writers, one per format (`text`, JSON via
-//! serde). The JSON schema is versioned (`REPORT_SCHEMA`) and documented in docs/report.md.
-//! Writers read only the report: no clocks, no environment.
+//! The run report: plain data built once from a `RunResult`, the facts the engine does not
+//! know (`Context`: run id, host, target, config, SLOs) and (when the target can tell) what
+//! the store received; then small writers, one per format (`text`, JSON via serde). The JSON
+//! schema is versioned (`REPORT_SCHEMA`) and documented in docs/report.md. Nothing here reads
+//! clocks or the environment.
 
 pub mod slo;
 pub mod text;
@@ -11,7 +12,8 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::engine::RunResult;
+use crate::stats::result::RunResult;
+use crate::stats::snapshot::ControlMark;
 
 pub const REPORT_SCHEMA: &str = "ingestbench.report/1";
 
@@ -36,6 +38,10 @@ pub struct Report {
     pub status: BTreeMap<String, u64>,
     pub hec_codes: BTreeMap<String, u64>,
     pub timeline: Vec<SecondRow>,
+    /// Control actions taken during the run (stop, pause, resume, rate), in order.
+    pub control: Vec<ControlMark>,
+    /// Time the run spent paused by control, seconds (not part of the schedule).
+    pub paused_s: f64,
     pub verification: Option<Verification>,
     pub slo: Vec<slo::SloResult>,
     pub aborted: Option<String>,
@@ -145,6 +151,9 @@ pub struct SecondRow {
     pub p99_ms: f64,
     pub lag_ms_max: f64,
     pub backlog_events: u64,
+    /// Control actions taken in this second (`pause`, `resume`, `rate`, `stop`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub control: Vec<&'static str>,
 }
 
 /// What the store says it received for this run, beside what the run says was accepted.
@@ -208,6 +217,8 @@ pub fn buckets(h: &Histogram<u64>) -> Vec<Bucket> {
 /// Facts about the run that the engine does not know.
 pub struct Context {
     pub run_id: String,
+    /// The host name of the machine that ran the load.
+    pub host: String,
     pub name: Option<String>,
     pub started_wall_ns: i64,
     pub target: TargetInfo,
@@ -226,15 +237,10 @@ fn rfc3339(ns: i64) -> String {
     String::from_utf8(v).unwrap_or_default()
 }
 
-pub fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
-}
-
 pub fn build(r: &RunResult, cx: Context) -> Report {
     let c = &r.totals;
-    let secs = r.duration.as_secs_f64().max(1e-9);
+    // Paused time is not part of the schedule: rates are per second of the rest.
+    let secs = (r.duration.as_secs_f64() - r.paused.as_secs_f64()).max(1e-9);
     let target_eps = r.target_events / secs;
     let achieved_eps = c.events_accepted as f64 / secs;
     let judged = c.events_accepted + c.events_failed;
@@ -316,10 +322,16 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
             events_accepted: s.counters.events_accepted,
             events_failed: s.counters.events_failed,
             errors: s.counters.batches_failed + s.counters.connection_errors(),
-            p50_ms: s.p50_us as f64 / 1000.0,
-            p99_ms: s.p99_us as f64 / 1000.0,
+            p50_ms: s.latency.intended.p50,
+            p99_ms: s.latency.intended.p99,
             lag_ms_max: s.counters.lag_ns_max as f64 / 1e6,
             backlog_events: s.counters.backlog_events,
+            control: r
+                .control
+                .iter()
+                .filter(|m| m.t_s.floor() as u32 == s.t)
+                .map(|m| m.action)
+                .collect(),
         })
         .collect();
     let mut rep = Report {
@@ -332,7 +344,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         },
         run_id: cx.run_id,
         name: cx.name,
-        host: hostname(),
+        host: cx.host,
         started_at: rfc3339(cx.started_wall_ns),
         ended_at: rfc3339(cx.started_wall_ns + r.duration.as_nanos() as i64),
         duration_s: r.duration.as_secs_f64(),
@@ -347,6 +359,8 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         status,
         hec_codes,
         timeline,
+        control: r.control.clone(),
+        paused_s: r.paused.as_secs_f64(),
         verification: cx.verification,
         slo: Vec::new(),
         aborted: r.abort.as_ref().map(|a| a.to_string()),

@@ -3,6 +3,7 @@
 //! `Interval` a worker sends its coordinator every second, and merging them. Histograms
 //! ping-pong: the coordinator sends a cleared one back, so steady state allocates nothing.
 
+pub mod result;
 pub mod snapshot;
 
 use hdrhistogram::Histogram;
@@ -41,6 +42,8 @@ pub struct Counters {
     pub lag_ns_max: u64,
     /// Events the schedule wanted by now that the worker has not sent yet (end of interval).
     pub backlog_events: u64,
+    /// Connections open at the end of the interval (a gauge, summed over workers).
+    pub connections_open: u64,
     /// Time batches spent waiting for room in a full socket buffer, ns.
     pub send_blocked_ns: u64,
     /// Syslog messages over `max_message_bytes`, left out (never cut).
@@ -78,6 +81,7 @@ impl Default for Counters {
             lag_ns_sum: 0,
             lag_ns_max: 0,
             backlog_events: 0,
+            connections_open: 0,
             send_blocked_ns: 0,
             oversize_events: 0,
             udp_send_calls: 0,
@@ -90,7 +94,8 @@ impl Default for Counters {
 }
 
 impl Counters {
-    /// Adds `o` into `self` (gauges: `lag_ns_max` takes the max, `backlog_events` the sum).
+    /// Adds `o` into `self` (gauges: `lag_ns_max` takes the max, `backlog_events` and
+    /// `connections_open` the sum: add the workers' same second, not seconds of one worker).
     pub fn add(&mut self, o: &Counters) {
         self.events_sent += o.events_sent;
         self.batches_sent += o.batches_sent;
@@ -111,6 +116,7 @@ impl Counters {
         self.lag_ns_sum += o.lag_ns_sum;
         self.lag_ns_max = self.lag_ns_max.max(o.lag_ns_max);
         self.backlog_events += o.backlog_events;
+        self.connections_open += o.connections_open;
         self.send_blocked_ns += o.send_blocked_ns;
         self.oversize_events += o.oversize_events;
         self.udp_send_calls += o.udp_send_calls;

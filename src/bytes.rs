@@ -1,6 +1,7 @@
-//! Writing numbers and hex into output buffers without allocation: decimal with `itoa`,
-//! zero-padded fixed widths (timestamps), hex digits and UUIDs from random bits. `Sink` lets the
-//! same writers fill a growable `Vec<u8>` or a small fixed array.
+//! Writing bytes without allocation, for anyone who fills output buffers (the generator, the
+//! adapters, the HTTP writer): decimals with `itoa`, zero-padded fixed widths (timestamps),
+//! hex digits and UUIDs from random bits, and short copies inline. `Sink` lets the same
+//! writers fill a growable `Vec<u8>` or a small fixed array. Nobody's event format.
 
 /// Somewhere bytes can be appended.
 pub trait Sink {

@@ -1,6 +1,7 @@
-//! From a validated `Config` to the plain setup that generation needs: which pack, entity pool
-//! sizes, accounting on or off, jitter, and how event times are chosen. Nothing after setup
-//! reads the config; this is the one place that translates it.
+//! The generation side of a run's plan (shared with `gen`): from a validated `Config` to which
+//! pack, entity pool sizes, accounting on or off, jitter, how event times are chosen, and the
+//! seed when the config gives none. With `run::plan` it is where the config is translated;
+//! nothing after setup reads it.
 
 use crate::config::Config;
 use crate::config::schema::{Mode, TimestampMode};
@@ -92,4 +93,10 @@ impl TimeSpec {
             ),
         }
     }
+}
+
+/// A seed from the clock and the process id: good enough to differ between runs.
+pub fn random_seed() -> u64 {
+    let t = time::now() as u64;
+    t ^ (u64::from(std::process::id()) << 32) ^ 0x5851_f42d_4c95_7f2d
 }

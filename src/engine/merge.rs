@@ -1,0 +1,220 @@
+//! The coordinator's bookkeeping: it folds the `Interval`s workers send into run totals, the
+//! two run-long histograms and a per-second series. Second k is complete once every worker
+//! has sent its k-th interval (workers send one per second from the same start), so a row
+//! never mixes seconds; workers that stopped early leave partial seconds that `finish` closes.
+//! Only open seconds hold histograms (a closed row keeps its percentiles), and those are
+//! recycled, so memory does not grow with the length of a soak. Histograms go back to the
+//! worker they came from, cleared, so steady state allocates nothing. Pure: no clocks, no
+//! channels, no threads.
+
+use std::collections::VecDeque;
+
+use hdrhistogram::Histogram;
+
+use crate::stats::result::Second;
+use crate::stats::snapshot::{Latency, LatencySummary};
+use crate::stats::{Counters, Interval, new_histogram};
+
+struct Pending {
+    counters: Counters,
+    latency: Histogram<u64>,
+    service: Histogram<u64>,
+}
+
+pub struct Merger {
+    threads: usize,
+    pub totals: Counters,
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+    /// Seconds not closed yet: `pending[0]` is second `seconds.len()`.
+    pending: VecDeque<Pending>,
+    /// Cleared histograms of closed seconds, for the next ones.
+    spare: Vec<Histogram<u64>>,
+    pub seconds: Vec<Second>,
+    per_worker: Vec<usize>,
+    done: Vec<bool>,
+}
+
+impl Merger {
+    pub fn new(threads: usize) -> Merger {
+        Merger {
+            threads,
+            totals: Counters::default(),
+            latency: new_histogram(),
+            service: new_histogram(),
+            pending: VecDeque::new(),
+            spare: Vec::new(),
+            seconds: Vec::new(),
+            per_worker: vec![0; threads],
+            done: vec![false; threads],
+        }
+    }
+
+    /// Folds one interval in and returns its histograms, cleared, for the worker to reuse.
+    /// `target_of(t)` is the schedule's events due in second t, for rows completed now.
+    pub fn add(
+        &mut self,
+        iv: Interval,
+        target_of: impl Fn(u32) -> f64,
+    ) -> (usize, Histogram<u64>, Histogram<u64>) {
+        let w = iv.worker.min(self.threads.saturating_sub(1));
+        let k = self.per_worker[w];
+        self.per_worker[w] += 1;
+        if iv.last {
+            self.done[w] = true;
+        }
+        self.totals.add(&iv.counters);
+        let _ = self.latency.add(&iv.latency);
+        let _ = self.service.add(&iv.service);
+        // A worker is never behind the closed seconds: each closes only once all have sent it.
+        let at = k.saturating_sub(self.seconds.len());
+        while self.pending.len() <= at {
+            let p = Pending {
+                counters: Counters::default(),
+                latency: self.spare.pop().unwrap_or_else(new_histogram),
+                service: self.spare.pop().unwrap_or_else(new_histogram),
+            };
+            self.pending.push_back(p);
+        }
+        let p = &mut self.pending[at];
+        p.counters.add(&iv.counters);
+        let _ = p.latency.add(&iv.latency);
+        let _ = p.service.add(&iv.service);
+        while !self.pending.is_empty() && self.front_complete() {
+            self.close_second(&target_of);
+        }
+        let (mut l, mut s) = (iv.latency, iv.service);
+        l.reset();
+        s.reset();
+        (w, l, s)
+    }
+
+    /// Whether the oldest open second has all it will get: every worker has sent it, or has
+    /// stopped for good before it.
+    fn front_complete(&self) -> bool {
+        let k = self.seconds.len();
+        (0..self.threads).all(|w| self.per_worker[w] > k || self.done[w])
+    }
+
+    fn close_second(&mut self, target_of: &impl Fn(u32) -> f64) {
+        let Some(mut p) = self.pending.pop_front() else {
+            return;
+        };
+        let t = self.seconds.len() as u32;
+        self.seconds.push(Second {
+            t,
+            counters: p.counters,
+            target_eps: target_of(t),
+            latency: Latency {
+                intended: summary(&p.latency),
+                service: summary(&p.service),
+            },
+        });
+        p.latency.reset();
+        p.service.reset();
+        self.spare.push(p.latency);
+        self.spare.push(p.service);
+    }
+
+    /// Whether every worker has sent its last interval.
+    pub fn all_done(&self) -> bool {
+        self.done.iter().all(|d| *d)
+    }
+
+    /// Closes the seconds some workers never reported (they stopped early).
+    pub fn finish(&mut self, target_of: impl Fn(u32) -> f64) {
+        while !self.pending.is_empty() {
+            self.close_second(&target_of);
+        }
+    }
+}
+
+/// Percentiles of a histogram of microseconds, in milliseconds.
+pub fn summary(h: &Histogram<u64>) -> LatencySummary {
+    if h.is_empty() {
+        return LatencySummary::default();
+    }
+    let ms = |us: u64| us as f64 / 1000.0;
+    LatencySummary {
+        count: h.len(),
+        mean: h.mean() / 1000.0,
+        p50: ms(h.value_at_quantile(0.50)),
+        p90: ms(h.value_at_quantile(0.90)),
+        p99: ms(h.value_at_quantile(0.99)),
+        p99_9: ms(h.value_at_quantile(0.999)),
+        max: ms(h.max()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(worker: usize, accepted: u64, lat_us: &[u64], last: bool) -> Interval {
+        let mut latency = new_histogram();
+        for v in lat_us {
+            latency.record(*v).unwrap();
+        }
+        Interval {
+            worker,
+            counters: Counters {
+                events_accepted: accepted,
+                lag_ns_max: accepted,
+                ..Counters::default()
+            },
+            latency,
+            service: new_histogram(),
+            last,
+        }
+    }
+
+    #[test]
+    fn a_second_closes_when_every_worker_has_sent_it() {
+        let mut m = Merger::new(2);
+        let target = |t: u32| 100.0 * f64::from(t + 1);
+        m.add(interval(0, 10, &[1000], false), target);
+        m.add(interval(0, 20, &[2000], false), target);
+        assert!(m.seconds.is_empty(), "worker 1 has not sent second 0");
+        let (w, l, _) = m.add(interval(1, 5, &[3000, 3000], false), target);
+        assert_eq!(w, 1);
+        assert!(l.is_empty(), "histograms go back cleared");
+        assert_eq!(m.seconds.len(), 1);
+        let s0 = &m.seconds[0];
+        assert_eq!(s0.counters.events_accepted, 15);
+        assert_eq!(s0.counters.lag_ns_max, 10, "a gauge takes the max");
+        assert_eq!(s0.target_eps, 100.0);
+        assert_eq!(s0.latency.intended.count, 3);
+        assert!((s0.latency.intended.p50 - 3.0).abs() < 0.01);
+        // Worker 1 stops after two seconds: the seconds after close with worker 0 alone.
+        m.add(interval(1, 7, &[], true), target);
+        assert_eq!(m.seconds.len(), 2);
+        assert_eq!(m.seconds[1].counters.events_accepted, 27);
+        assert!(!m.all_done());
+        m.add(interval(0, 1, &[500], false), target);
+        assert_eq!(
+            m.seconds.len(),
+            3,
+            "worker 1 has stopped: second 2 is complete"
+        );
+        assert_eq!(m.seconds[2].target_eps, 300.0);
+        m.add(interval(0, 0, &[], true), target);
+        assert!(m.all_done());
+        m.finish(target);
+        assert_eq!(m.seconds.len(), 4);
+        assert_eq!(m.totals.events_accepted, 43);
+        assert_eq!(m.latency.len(), 5);
+    }
+
+    #[test]
+    fn summary_of_nothing_is_zero() {
+        assert_eq!(summary(&new_histogram()), LatencySummary::default());
+        let mut h = new_histogram();
+        for v in 1..=1000 {
+            h.record(v * 1000).unwrap();
+        }
+        let s = summary(&h);
+        assert_eq!(s.count, 1000);
+        assert!((s.p99 - 990.0).abs() < 1.0, "{s:?}");
+        assert!((s.max - 1000.0).abs() < 1.0, "{s:?}");
+    }
+}

@@ -1,0 +1,282 @@
+//! Carrying a plan out: `prepare` starts the built-in sink when it is the target and builds
+//! the engine's plan (framers for the final endpoint, the timeline for the run's start);
+//! `execute` runs the engine, adds what the sink has stored to each snapshot before handing it
+//! to the `SnapshotCell` and the observers, verifies against the sink, builds the report,
+//! writes it to `observability.report`, and decides the exit code (`verdict`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::adapter::Framer;
+use crate::config::schema::UdpOrder;
+use crate::engine::worker::WirePlan;
+use crate::engine::{self, EnginePlan, Steering, Stop};
+use crate::exit::Exit;
+use crate::generate::time;
+use crate::report::{self, Context, Report, TargetInfo, Verification, slo};
+use crate::run::error::SetupError;
+use crate::run::plan::RunPlan;
+use crate::run::target::{self, Destination, Endpoint, Transport};
+use crate::run::{Observer, RunOutcome};
+use crate::sink::{self, SinkHandle};
+use crate::stats::result::AbortReason;
+use crate::stats::snapshot::{RunInfo, Snapshot, SnapshotCell, Stored};
+
+/// A run whose target is up and whose engine plan is built.
+pub struct Started {
+    pub info: RunInfo,
+    engine: EnginePlan,
+    sink: Option<SinkHandle>,
+    endpoint: Endpoint,
+    started_wall_ns: i64,
+    plan: RunPlan,
+}
+
+/// What snapshots say the run is (`address` once the endpoint is known).
+pub fn run_info(p: &RunPlan, address: Option<&Endpoint>) -> RunInfo {
+    RunInfo {
+        run_id: p.run_id.clone(),
+        name: p.config.name.clone(),
+        adapter: p.config.target.adapter.to_string(),
+        url: p.config.target.url.clone(),
+        address: address.map(|e| e.addr.to_string()).unwrap_or_default(),
+        source: p.pack.def.id.clone(),
+        threads: p.threads,
+        connections: p.connections.max(p.threads),
+        duration_s: match p.stop {
+            Stop::After(d) => Some(d.as_secs_f64()),
+            Stop::Total(_) => None,
+        },
+        total_events: match p.stop {
+            Stop::Total(n) => Some(n),
+            Stop::After(_) => None,
+        },
+    }
+}
+
+pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
+    let (sink, endpoint) = match &plan.destination {
+        Destination::Builtin(sc) => {
+            let h = sink::start(sc.clone()).map_err(SetupError::Sink)?;
+            let ep = target::builtin_endpoint(&h, plan.transport);
+            (Some(h), ep)
+        }
+        Destination::Remote(ep) => (None, ep.clone()),
+    };
+    let wire = wire(&plan, &endpoint)?;
+    let started_wall_ns = time::now();
+    let expected_events = match plan.stop {
+        Stop::Total(n) => n,
+        Stop::After(d) => plan.profile.cumulative(d.as_secs_f64()) as u64,
+    };
+    let info = run_info(&plan, Some(&endpoint));
+    let engine = EnginePlan {
+        wire,
+        addr: endpoint.addr,
+        threads: plan.threads,
+        connections: plan.connections,
+        stop: plan.stop,
+        batch_events: plan.batch_events,
+        batch_bytes: plan.batch_bytes,
+        pack: plan.pack.clone(),
+        seed: plan.seed,
+        run_id: plan.run_id.clone(),
+        timeline: plan
+            .times
+            .timeline(started_wall_ns, expected_events, plan.profile.peak()),
+        jitter_ns: plan.jitter_ns,
+        timeouts: plan.timeouts,
+        pin: plan.pin,
+        info: info.clone(),
+    };
+    Ok(Started {
+        info,
+        engine,
+        sink,
+        endpoint,
+        started_wall_ns,
+        plan,
+    })
+}
+
+/// How batches travel to `ep`.
+fn wire(p: &RunPlan, ep: &Endpoint) -> Result<WirePlan, SetupError> {
+    let syslog = || {
+        p.syslog.clone().ok_or_else(|| {
+            SetupError::invalid(
+                "target.url: a syslog url (tcp://, udp://, tls://) needs adapter: syslog",
+            )
+        })
+    };
+    Ok(match p.transport {
+        Transport::Http | Transport::Https => {
+            if p.syslog.is_some() {
+                return Err(SetupError::invalid(
+                    "target.url: the syslog adapter sends to tcp://, udp:// or tls:// urls",
+                ));
+            }
+            WirePlan::Http {
+                framer: Arc::new(Framer::new(
+                    &p.config.target,
+                    p.token.as_ref(),
+                    &ep.host_port,
+                    &ep.path,
+                    p.pack.def.carrier,
+                    &p.pack.def.sourcetype,
+                    &p.run_id,
+                )),
+                tls: p.tls.clone(),
+            }
+        }
+        Transport::SyslogTcp | Transport::SyslogTls => WirePlan::SyslogStream {
+            framer: syslog()?,
+            tls: p.tls.clone(),
+        },
+        Transport::SyslogUdp => WirePlan::SyslogDatagram {
+            framer: syslog()?,
+            by_size: p
+                .config
+                .target
+                .syslog
+                .as_ref()
+                .and_then(|s| s.udp_order)
+                .unwrap_or(UdpOrder::BySize)
+                == UdpOrder::BySize,
+        },
+    })
+}
+
+pub fn execute(
+    s: Started,
+    steer: Steering,
+    snapshots: Arc<SnapshotCell>,
+    mut observers: Vec<Box<dyn Observer>>,
+) -> RunOutcome {
+    let run_id = s.plan.run_id.clone();
+    let sink = s.sink;
+    let mut publish = |mut snap: Snapshot| {
+        if let Some(h) = &sink {
+            snap.stored = Some(stored(h, &run_id, snap.cumulative.events_accepted));
+        }
+        let snap = Arc::new(snap);
+        snapshots.publish(snap.clone());
+        for o in observers.iter_mut() {
+            o.on_snapshot(&snap);
+        }
+    };
+    let result = engine::run(s.engine, steer, &mut publish);
+    let verification = sink.map(|h| {
+        let st = h.shutdown();
+        let run = st.runs.get(&run_id);
+        let distinct = run.map_or(0, |r| r.distinct);
+        Verification {
+            store: "built-in sink".into(),
+            events_received: run.map_or(0, |r| r.received),
+            distinct,
+            duplicates: run.map_or(0, |r| r.duplicates),
+            lost_events: result.totals.events_accepted.saturating_sub(distinct),
+        }
+    });
+    let p = s.plan;
+    let cfg = &p.config;
+    let rep = report::build(
+        &result,
+        Context {
+            run_id: p.run_id.clone(),
+            host: p.host.clone(),
+            name: cfg.name.clone(),
+            started_wall_ns: s.started_wall_ns,
+            target: TargetInfo {
+                adapter: cfg.target.adapter.to_string(),
+                url: cfg.target.url.clone(),
+                address: s.endpoint.addr.to_string(),
+                source: p.pack.def.id.clone(),
+                source_version: p.pack.def.version.to_string(),
+            },
+            batch_max_events: p.batch_events,
+            batch_max_bytes: p.batch_bytes,
+            config: serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null),
+            slo: cfg.slo.clone(),
+            verification,
+        },
+    );
+    let mut notes = Vec::new();
+    if let Some(path) = &cfg.observability.report
+        && let Err(e) = write_report(Path::new(path), &rep)
+    {
+        notes.push(format!("cannot write the report to {path}: {e}"));
+    }
+    let (exit, reasons) = verdict(&rep, &result.abort);
+    RunOutcome {
+        report: rep,
+        exit,
+        reasons,
+        notes,
+    }
+}
+
+/// What the sink has of this run so far.
+fn stored(h: &SinkHandle, run_id: &str, accepted: u64) -> Stored {
+    let st = h.stats();
+    let run = st.runs.get(run_id);
+    let distinct = run.map_or(0, |r| r.distinct);
+    Stored {
+        store: "built-in sink".into(),
+        events_received: run.map_or(0, |r| r.received),
+        distinct,
+        duplicates: run.map_or(0, |r| r.duplicates),
+        lost_events: accepted.saturating_sub(distinct),
+    }
+}
+
+fn write_report(path: &Path, rep: &Report) -> std::io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let json = serde_json::to_string_pretty(rep).map_err(std::io::Error::other)?;
+    std::fs::write(path, format!("{json}\n"))
+}
+
+/// One exit code per run, in order of gravity, with the reasons.
+pub fn verdict(rep: &Report, abort: &Option<AbortReason>) -> (Exit, Vec<String>) {
+    match abort {
+        Some(AbortReason::Auth(m)) => {
+            return (
+                Exit::AuthFailed,
+                vec![format!("authentication failed: {m}")],
+            );
+        }
+        Some(other) => return (Exit::Aborted, vec![format!("run aborted: {other}")]),
+        None => {}
+    }
+    if let Some(v) = &rep.verification
+        && (v.lost_events > 0 || v.duplicates > 0)
+    {
+        return (
+            Exit::VerifyFailed,
+            vec![format!(
+                "verification: {} accepted events not stored, {} stored twice",
+                v.lost_events, v.duplicates
+            )],
+        );
+    }
+    let b = slo::breaches(&rep.slo);
+    if !b.is_empty() {
+        let names: Vec<String> = b
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} (limit {}, actual {:.4})",
+                    x.name,
+                    x.limit,
+                    x.actual.unwrap_or(0.0)
+                )
+            })
+            .collect();
+        return (
+            Exit::SloBreach,
+            vec![format!("SLO breached: {}", names.join("; "))],
+        );
+    }
+    (Exit::Ok, Vec::new())
+}

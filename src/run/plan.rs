@@ -1,0 +1,476 @@
+//! From config + overrides to the plan of a run (ripgrep's LowArgs → HiArgs): the config read
+//! and checked, command-line overrides applied and checked, the token looked up, the pack
+//! compiled, the target resolved (DNS here, once), the transport and its TLS client, the
+//! syslog framing, the workload as one profile enum with its own parameters, the stop as
+//! one of two kinds, batch sizing and timeouts. With `run::source` this is where the config is
+//! translated: nothing after it reads YAML or config types on a worker. Failures are typed
+//! `SetupError`s.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::adapter::syslog::SyslogFramer;
+use crate::config::schema::{Adapter, Config, Mode, Profile as ProfileKind, Workload};
+use crate::config::secrets::{self, Store, Token};
+use crate::engine::Stop;
+use crate::engine::pacer::Profile;
+use crate::engine::worker::Timeouts;
+use crate::net::tls::{self, TlsClient, TlsSettings};
+use crate::pack::compile::CompiledPack;
+use crate::pack::entities::Entities;
+use crate::pack::{self, Catalog};
+use crate::run::error::SetupError;
+use crate::run::source::{self, TimeSpec};
+use crate::run::target::{self, Destination, Transport};
+use crate::sink;
+
+/// What the command line (or another caller) changes in a config.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    /// Stop after this long (replaces `workload.stop`).
+    pub duration: Option<Duration>,
+    /// Stop after this many events (replaces `workload.stop`).
+    pub total: Option<u64>,
+    /// A steady rate (replaces the workload's profile).
+    pub eps: Option<f64>,
+    /// Worker threads (default: all cores, at most the connections).
+    pub threads: Option<usize>,
+    /// Concurrent connections (default: `workload.workers`, else 4).
+    pub workers: Option<usize>,
+    pub seed: Option<u64>,
+    /// Do not pin worker threads to cores.
+    pub no_pin: bool,
+}
+
+/// A config read from a file or text, with its warnings.
+pub struct LoadedConfig {
+    pub config: Config,
+    pub warnings: Vec<String>,
+}
+
+/// The plan of one run: everything `Run::start` needs, nothing it has to read again.
+pub struct RunPlan {
+    /// The config as read, overrides applied and the seed that will be used filled in (the
+    /// report carries it, so a run can be repeated).
+    pub config: Config,
+    pub run_id: String,
+    /// This machine's host name (the report, syslog headers).
+    pub host: String,
+    pub transport: Transport,
+    pub destination: Destination,
+    pub tls: Option<TlsClient>,
+    pub token: Option<Token>,
+    /// The syslog framing, for the syslog adapter.
+    pub syslog: Option<SyslogFramer>,
+    pub pack: Arc<CompiledPack>,
+    pub seed: u64,
+    pub times: TimeSpec,
+    pub jitter_ns: u64,
+    pub profile: Profile,
+    pub stop: Stop,
+    pub threads: usize,
+    pub connections: usize,
+    pub batch_events: usize,
+    pub batch_bytes: usize,
+    pub timeouts: Timeouts,
+    pub pin: bool,
+    /// Things a person should know before the run starts (validation warnings, TLS off).
+    pub warnings: Vec<String>,
+}
+
+/// Default limits on waiting (issue-free defaults; the config does not set them yet).
+pub const TIMEOUTS: Timeouts = Timeouts {
+    request: Duration::from_secs(30),
+    drain: Duration::from_secs(5),
+    max_attempts: 10,
+};
+
+/// Reads and checks a config file: every problem at once, each with its field path and line.
+pub fn load_config(
+    path: &Path,
+    store: &Store,
+    catalog: &Catalog,
+) -> Result<LoadedConfig, SetupError> {
+    let loaded = crate::config::load(path, store, Some(catalog));
+    checked(loaded, &path.display().to_string())
+}
+
+/// As `load_config`, from text (`name` says where it came from in messages).
+pub fn load_text(
+    text: &str,
+    name: &str,
+    store: &Store,
+    catalog: &Catalog,
+) -> Result<LoadedConfig, SetupError> {
+    checked(crate::config::load_str(text, store, Some(catalog)), name)
+}
+
+fn checked(loaded: crate::config::Loaded, name: &str) -> Result<LoadedConfig, SetupError> {
+    let Some(config) = loaded.config else {
+        let mut msgs: Vec<String> = loaded.diags.errors().map(|d| d.to_string()).collect();
+        msgs.push(format!("{name}: invalid config"));
+        return Err(SetupError::Invalid(msgs));
+    };
+    let warnings = loaded
+        .diags
+        .warnings()
+        // A token that is not set yet is validate's business; the run resolves it below.
+        .filter(|d| !d.path.starts_with("target.auth.token"))
+        .map(|d| d.to_string())
+        .collect();
+    Ok(LoadedConfig { config, warnings })
+}
+
+/// The plan of a run of `cfg` with `ov` applied.
+pub fn plan(
+    mut cfg: Config,
+    ov: &Overrides,
+    catalog: &Catalog,
+    store: &Store,
+) -> Result<RunPlan, SetupError> {
+    apply_overrides(&mut cfg, ov)?;
+    let mut warnings = Vec::new();
+    let token = match &cfg.target.auth {
+        Some(a) => secrets::resolve(a, store).map_err(SetupError::invalid)?,
+        None => None,
+    };
+    let sp = source::source_plan(&cfg);
+    let seed = cfg.seed.unwrap_or_else(source::random_seed);
+    cfg.seed = Some(seed);
+    let entities = Entities::generate(seed, &sp.sizes);
+    let pack = pack::load_compiled(catalog, &sp.id, &sp.version, &entities, sp.accounting)
+        .map_err(SetupError::Invalid)?;
+    let transport = target::transport(&cfg)?;
+    let destination = destination(&cfg, transport, token.as_ref())?;
+    let tls = match (&destination, transport.is_tls()) {
+        (Destination::Remote(ep), true) => {
+            let settings = tls_settings(&cfg);
+            if !settings.verify {
+                warnings.push(
+                    "target.tls.verify is false: the target's certificate is not checked".into(),
+                );
+            }
+            Some(tls::client(&settings, &ep.host).map_err(SetupError::invalid)?)
+        }
+        _ => None,
+    };
+    let host = host_name();
+    let syslog = (cfg.target.adapter == Adapter::Syslog).then(|| {
+        SyslogFramer::new(
+            cfg.target.syslog.as_ref(),
+            &pack.def,
+            &host,
+            transport == Transport::SyslogUdp,
+        )
+    });
+    let profile = profile(&cfg.workload)?;
+    let stop = stop(&cfg.workload)?;
+    let connections = ov
+        .workers
+        .or(cfg.workload.workers.map(|w| w as usize))
+        .unwrap_or(4);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = ov.threads.unwrap_or(cores).min(256).min(connections);
+    let mut batch_events = cfg.target.batch.max_events as usize;
+    if let Some(rps) = cfg.target.limits.max_requests_per_sec {
+        // Batches grow so the event rate holds under the request cap.
+        batch_events = batch_events.max((profile.peak() / rps).ceil() as usize);
+    }
+    Ok(RunPlan {
+        run_id: run_id(&cfg, seed),
+        host,
+        transport,
+        destination,
+        tls,
+        token,
+        syslog,
+        pack,
+        seed,
+        times: sp.times,
+        jitter_ns: sp.jitter_ns,
+        profile,
+        stop,
+        threads,
+        connections,
+        batch_events,
+        batch_bytes: cfg.target.batch.max_bytes.0 as usize,
+        timeouts: TIMEOUTS,
+        pin: !ov.no_pin,
+        warnings,
+        config: cfg,
+    })
+}
+
+/// Applies command-line overrides, refusing values a run cannot take.
+fn apply_overrides(c: &mut Config, ov: &Overrides) -> Result<(), SetupError> {
+    if ov.threads == Some(0) {
+        return Err(SetupError::invalid("--threads must be at least 1"));
+    }
+    if ov.workers == Some(0) {
+        return Err(SetupError::invalid("--workers must be at least 1"));
+    }
+    if let Some(d) = ov.duration {
+        if d.is_zero() {
+            return Err(SetupError::invalid("--duration must be greater than 0"));
+        }
+        c.workload.stop.after = Some(crate::config::units::Dur(d));
+        c.workload.stop.total_events = None;
+    }
+    if let Some(n) = ov.total {
+        if n == 0 {
+            return Err(SetupError::invalid("--total must be greater than 0"));
+        }
+        c.workload.stop.total_events = Some(n);
+        c.workload.stop.after = None;
+    }
+    if let Some(e) = ov.eps {
+        if !(e > 0.0 && e <= crate::config::validate::MAX_EPS) {
+            return Err(SetupError::invalid(
+                "--eps must be above 0 and at most 100000000",
+            ));
+        }
+        c.workload.profile = ProfileKind::Steady;
+        c.workload.eps = Some(e);
+        c.workload.burst = None;
+        c.workload.ramp = None;
+        c.workload.steps = None;
+    }
+    if c.workload.find_ceiling {
+        return Err(SetupError::invalid(
+            "workload.find_ceiling: searching for the ceiling is not available in this version; run a ramp profile and read the timeline instead",
+        ));
+    }
+    if let Some(s) = ov.seed {
+        c.seed = Some(s);
+    }
+    Ok(())
+}
+
+/// The workload's profile with its own parameters; a kind without its block is an error,
+/// never a silent default.
+pub fn profile(w: &Workload) -> Result<Profile, SetupError> {
+    let missing = |what: &str| {
+        SetupError::invalid(format!(
+            "workload.{what} is needed for profile {}",
+            w.profile
+        ))
+    };
+    Ok(match w.profile {
+        ProfileKind::Steady => Profile::Steady {
+            eps: w.eps.ok_or_else(|| {
+                SetupError::invalid("workload.eps is needed for a steady run; give --eps")
+            })?,
+        },
+        ProfileKind::Burst => {
+            let b = w.burst.as_ref().ok_or_else(|| missing("burst"))?;
+            Profile::Burst {
+                high: b.high_eps,
+                low: b.low_eps,
+                period: b.period.0.as_secs_f64(),
+                duty: b.duty,
+            }
+        }
+        ProfileKind::Ramp => {
+            let r = w.ramp.as_ref().ok_or_else(|| missing("ramp"))?;
+            Profile::Ramp {
+                from: r.from_eps,
+                to: r.to_eps,
+                over: r.over.0.as_secs_f64(),
+            }
+        }
+        ProfileKind::Steps => {
+            let s = w
+                .steps
+                .as_ref()
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| missing("steps"))?;
+            Profile::Steps(
+                s.iter()
+                    .map(|st| (st.eps, st.hold.0.as_secs_f64()))
+                    .collect(),
+            )
+        }
+    })
+}
+
+fn stop(w: &Workload) -> Result<Stop, SetupError> {
+    match (w.stop.after, w.stop.total_events) {
+        (Some(d), None) => Ok(Stop::After(d.0)),
+        (None, Some(n)) => Ok(Stop::Total(n)),
+        _ => Err(SetupError::invalid(
+            "workload.stop: give exactly one of stop.after and stop.total_events",
+        )),
+    }
+}
+
+fn destination(
+    cfg: &Config,
+    transport: Transport,
+    token: Option<&Token>,
+) -> Result<Destination, SetupError> {
+    if cfg.target.url != "builtin" {
+        return target::resolve(&cfg.target.url).map(Destination::Remote);
+    }
+    let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    Ok(Destination::Builtin(sink::SinkConfig {
+        http: any,
+        token: token.map(|t| t.expose().to_string()),
+        threads: 1,
+        faults: sink::Faults::default(),
+        hec_ack: cfg.target.hec.as_ref().is_some_and(|h| h.ack),
+        syslog_tcp: (transport == Transport::SyslogTcp).then_some(any),
+        syslog_udp: (transport == Transport::SyslogUdp).then_some(any),
+        ..sink::SinkConfig::default()
+    }))
+}
+
+fn tls_settings(cfg: &Config) -> TlsSettings {
+    let Some(t) = &cfg.target.tls else {
+        return TlsSettings::default();
+    };
+    TlsSettings {
+        verify: t.verify,
+        ca_file: t.ca_file.as_ref().map(PathBuf::from),
+        client_cert: t
+            .client_cert
+            .as_ref()
+            .zip(t.client_key.as_ref())
+            .map(|(c, k)| (PathBuf::from(c), PathBuf::from(k))),
+        server_name: t.server_name.clone(),
+    }
+}
+
+/// The run id every event's accounting tag carries: in `mode: deterministic` it follows from
+/// the config and seed, so two runs of one config send the same bytes; otherwise it differs
+/// per run (clock and process id).
+fn run_id(cfg: &Config, seed: u64) -> String {
+    let x = match cfg.mode {
+        Mode::Deterministic => {
+            let text = serde_json::to_string(cfg).unwrap_or_default();
+            fnv1a(text.as_bytes()) ^ seed.rotate_left(17)
+        }
+        Mode::Realtime => {
+            let t = crate::generate::time::now() as u64;
+            t ^ (u64::from(std::process::id()) << 40) ^ 0x9e37_79b9_7f4a_7c15
+        }
+    };
+    format!("r-{:012x}", x & 0xffff_ffff_ffff)
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// This machine's host name.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = "schema_version: \"1.0\"\nseed: 3\ntarget: { url: builtin }\nsource: { id: aws.cloudtrail }\nworkload: { eps: 10, stop: { after: 5s } }\n";
+
+    fn plan_of(text: &str, ov: &Overrides) -> Result<RunPlan, SetupError> {
+        let store = Store::new("/nonexistent/store".into());
+        let catalog = Catalog::discover(None).unwrap();
+        let c = load_text(text, "t.yaml", &store, &catalog)?;
+        plan(c.config, ov, &catalog, &store)
+    }
+
+    #[test]
+    fn usage_errors_are_invalid() {
+        for ov in [
+            Overrides {
+                threads: Some(0),
+                ..Overrides::default()
+            },
+            Overrides {
+                workers: Some(0),
+                ..Overrides::default()
+            },
+            Overrides {
+                eps: Some(-1.0),
+                ..Overrides::default()
+            },
+            Overrides {
+                duration: Some(Duration::ZERO),
+                ..Overrides::default()
+            },
+        ] {
+            let e = plan_of(BASE, &ov).err().expect("refused");
+            assert_eq!(e.exit(), crate::exit::Exit::Invalid, "{e}");
+        }
+    }
+
+    #[test]
+    fn a_name_that_does_not_resolve_is_a_dns_error() {
+        let text = BASE.replace("url: builtin", "url: \"http://no-such-host.invalid:9/x\"");
+        let e = plan_of(&text, &Overrides::default())
+            .err()
+            .expect("refused");
+        assert!(matches!(e, SetupError::Dns(_)), "{e}");
+        assert_eq!(e.exit(), crate::exit::Exit::Aborted);
+    }
+
+    #[test]
+    fn overrides_and_defaults_shape_the_plan() {
+        let p = plan_of(
+            BASE,
+            &Overrides {
+                eps: Some(500.0),
+                total: Some(1000),
+                threads: Some(8),
+                workers: Some(2),
+                ..Overrides::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(p.profile, Profile::Steady { eps: 500.0 });
+        assert_eq!(p.stop, Stop::Total(1000));
+        assert_eq!(
+            (p.threads, p.connections),
+            (2, 2),
+            "no more threads than connections"
+        );
+        assert_eq!(p.transport, Transport::Http);
+        assert!(matches!(p.destination, Destination::Builtin(_)));
+        assert_eq!(p.seed, 3);
+        assert_eq!(p.config.seed, Some(3));
+        assert!(p.run_id.starts_with("r-") && p.run_id.len() == 14);
+    }
+
+    #[test]
+    fn deterministic_runs_have_one_run_id() {
+        let text = BASE.replace("seed: 3", "seed: 3\nmode: deterministic");
+        let a = plan_of(&text, &Overrides::default()).unwrap();
+        let b = plan_of(&text, &Overrides::default()).unwrap();
+        assert_eq!(a.run_id, b.run_id);
+        let c = plan_of(&text.replace("seed: 3", "seed: 4"), &Overrides::default()).unwrap();
+        assert_ne!(a.run_id, c.run_id);
+    }
+
+    #[test]
+    fn profiles_without_their_block_are_refused() {
+        let w = Workload {
+            profile: ProfileKind::Ramp,
+            eps: None,
+            burst: None,
+            ramp: None,
+            steps: None,
+            stop: crate::config::schema::Stop::default(),
+            find_ceiling: false,
+            workers: None,
+        };
+        assert!(profile(&w).is_err());
+        assert!(stop(&w).is_err());
+    }
+}

@@ -1,0 +1,71 @@
+//! What a finished run measured, as plain data below both the engine that fills it and the
+//! report that reads it: totals, both latency histograms, one row per second, why the run
+//! stopped early (if it did), what the schedule asked for, and the control actions taken.
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use crate::stats::Counters;
+use crate::stats::snapshot::{ControlMark, Latency};
+
+/// Why a run stopped early.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AbortReason {
+    Auth(String),
+    Unreachable(String),
+    /// The TLS handshake failed: the certificate problem, named.
+    Tls(String),
+    /// Ctrl-C or SIGTERM: the run stopped early but still reports what it did.
+    Interrupted,
+    /// Stopped through its control handle (status page, panel, library caller).
+    Stopped,
+    Io(String),
+}
+
+impl std::fmt::Display for AbortReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AbortReason::Auth(m) => write!(f, "authentication failed: {m}"),
+            AbortReason::Unreachable(m) => write!(f, "target unreachable: {m}"),
+            AbortReason::Tls(m) => write!(f, "TLS handshake failed: {m}"),
+            AbortReason::Interrupted => {
+                f.write_str("interrupted (SIGINT or SIGTERM); the report covers the run until then")
+            }
+            AbortReason::Stopped => {
+                f.write_str("stopped by control; the report covers the run until then")
+            }
+            AbortReason::Io(m) => write!(f, "I/O error: {m}"),
+        }
+    }
+}
+
+/// One second of the run, all workers merged.
+#[derive(Clone, Debug, Default)]
+pub struct Second {
+    pub t: u32,
+    pub counters: Counters,
+    /// Events the schedule asked for in this second.
+    pub target_eps: f64,
+    /// Percentiles of the batches answered in this second.
+    pub latency: Latency,
+}
+
+/// What a run measured.
+pub struct RunResult {
+    /// Wall time from the start to the last worker stopping.
+    pub duration: Duration,
+    pub threads: usize,
+    pub connections: usize,
+    pub totals: Counters,
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub seconds: Vec<Second>,
+    pub abort: Option<AbortReason>,
+    /// Events the schedule asked for over the run (target).
+    pub target_events: f64,
+    /// Time spent paused by control.
+    pub paused: Duration,
+    /// Control actions, in the order taken.
+    pub control: Vec<ControlMark>,
+}
