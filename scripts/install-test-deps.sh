@@ -115,3 +115,23 @@ if [ ! -x "$rsyslog_root/usr/sbin/rsyslogd" ]; then
   rm -rf "$rsyslog_root"
   mv "$rsyslog_root.tmp" "$rsyslog_root"
 fi
+
+# prometheus: a real Prometheus server scraping `/metrics` (tests/prometheus.rs), from Debian,
+# and the Python `prometheus-client` package, whose text parser reads our exposition. The
+# tests start their own Prometheus on 127.0.0.1 with a generated config and stop it by PID;
+# the package's own service must not stay running.
+if [ ! -x /usr/bin/prometheus ] && ! command -v prometheus >/dev/null 2>&1; then
+  echo "installing prometheus"
+  apt_install prometheus
+  # If the package started the system Prometheus anyway, stop it by its pidfile only.
+  for pidfile in /run/prometheus/prometheus.pid /run/prometheus.pid /var/run/prometheus.pid; do
+    if [ -f "$pidfile" ]; then
+      kill "$(cat "$pidfile")" 2>/dev/null || true
+    fi
+  done
+fi
+if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
+  echo "installing prometheus-client (Python)"
+  python3 -m pip install --quiet prometheus-client
+fi
+# end prometheus

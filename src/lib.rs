@@ -14,6 +14,7 @@ pub mod net;
 pub mod pack;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod sink;
 pub mod stats;
 #[cfg(test)]

@@ -1,10 +1,12 @@
 //! Helpers shared by the end-to-end tests: the binary under test, output text, an
 //! `ingestbench sink` child process (stopped by its PID when dropped), and real peers
-//! (syslog-ng, rsyslog, nginx with TLS) in `peers`.
+//! (syslog-ng, rsyslog, nginx with TLS) in `peers`; a Prometheus server and the Python
+//! exposition parser in `prometheus`.
 
 #![allow(dead_code)]
 
 pub mod peers;
+pub mod prometheus;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
