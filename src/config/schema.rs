@@ -293,9 +293,21 @@ pub struct Stop {
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Observability {
+    /// Serve the status page during the run (at `dashboard_listen`).
     pub dashboard: bool,
+    /// Where the status page listens (default 127.0.0.1:0: a free port, printed at start).
+    pub dashboard_listen: Option<String>,
+    /// Let the status page listen on an address other than loopback (needs `dashboard_token_env`).
+    pub allow_remote: bool,
+    /// The environment variable holding the token a non-loopback status page asks for.
+    pub dashboard_token_env: Option<String>,
     pub report: Option<String>,
+    /// Serve `/metrics` (Prometheus text format) at this address during the run.
     pub prometheus: Option<String>,
+    /// Keep the status page and `/metrics` up this long after the run ends, so the last
+    /// scrape and a person watching see the final figures.
+    #[serde(serialize_with = "as_text")]
+    pub linger: Dur,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -623,8 +635,12 @@ fn read_steps(r: &mut Reader, node: &YamlNode) -> Option<Vec<Step>> {
 fn read_observability(r: &mut Reader, mut o: Obj) -> Observability {
     let v = Observability {
         dashboard: o.get(r, "dashboard").unwrap_or(false),
+        dashboard_listen: o.get(r, "dashboard_listen"),
+        allow_remote: o.get(r, "allow_remote").unwrap_or(false),
+        dashboard_token_env: o.get(r, "dashboard_token_env"),
         report: o.get(r, "report"),
         prometheus: o.get(r, "prometheus"),
+        linger: o.get(r, "linger").unwrap_or_default(),
     };
     o.finish(r);
     v

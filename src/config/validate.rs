@@ -732,6 +732,37 @@ fn observability(o: &Observability, r: &mut Reader) {
             format!("{p:?} is not a listen address such as 127.0.0.1:9464"),
         );
     }
+    if let Some(l) = &o.dashboard_listen {
+        match l.parse::<std::net::SocketAddr>() {
+            Err(_) => r.error(
+                "observability.dashboard_listen",
+                format!("{l:?} is not a listen address such as 127.0.0.1:8090"),
+            ),
+            Ok(a) if !a.ip().is_loopback() && !o.allow_remote => r.error(
+                "observability.dashboard_listen",
+                format!("{a} is not a loopback address; the status page can steer the run, so set allow_remote: true (and dashboard_token_env) to serve it beyond this machine"),
+            ),
+            Ok(a) if !a.ip().is_loopback() && o.dashboard_token_env.is_none() => r.error(
+                "observability.dashboard_token_env",
+                format!("a status page on {a} (beyond loopback) needs a token: name the environment variable that holds it"),
+            ),
+            Ok(_) => {}
+        }
+        if !o.dashboard {
+            r.warning(
+                "observability.dashboard_listen",
+                "dashboard is false, so nothing listens there (set dashboard: true or use run --status)",
+            );
+        }
+    }
+    if let Some(v) = &o.dashboard_token_env
+        && std::env::var_os(v).is_none_or(|x| x.is_empty())
+    {
+        r.warning(
+            "observability.dashboard_token_env",
+            format!("{v} is not set; the run will need it"),
+        );
+    }
     if let Some(rep) = &o.report {
         if rep.is_empty() {
             r.error("observability.report", "must be a file path");
