@@ -75,7 +75,11 @@ fn pause_and_resume_shift_the_schedule_and_lose_nothing() {
     assert!(s.paused_s > 1.0, "{}", s.paused_s);
     // Nothing new is due while paused, and nothing beyond what was due is sent.
     assert_eq!(s.events_due, due_at_pause);
-    assert!(s.cumulative.events_sent <= due_at_pause, "{} vs {due_at_pause}", s.cumulative.events_sent);
+    assert!(
+        s.cumulative.events_sent <= due_at_pause,
+        "{} vs {due_at_pause}",
+        s.cumulative.events_sent
+    );
     control.resume().unwrap();
     let o = h.wait().unwrap();
     assert_eq!(o.exit, Exit::Ok, "{:?}", o.reasons);
@@ -86,12 +90,32 @@ fn pause_and_resume_shift_the_schedule_and_lose_nothing() {
     assert_eq!(r.summary.events_accepted, 3000);
     let v = r.verification.as_ref().unwrap();
     assert_eq!((v.distinct, v.duplicates, v.lost_events), (3000, 0, 0));
-    assert!(r.paused_s > 1.4 && r.paused_s < 2.5, "paused {}", r.paused_s);
-    assert!(r.duration_s > 4.4, "the end moved by the pause: {}", r.duration_s);
+    assert!(
+        r.paused_s > 1.4 && r.paused_s < 2.5,
+        "paused {}",
+        r.paused_s
+    );
+    assert!(
+        r.duration_s > 4.4,
+        "the end moved by the pause: {}",
+        r.duration_s
+    );
     // Paused time is not lag: batches left on time after the resume.
     assert!(r.summary.lag_ms_max < 200.0, "lag {}", r.summary.lag_ms_max);
-    let marked: Vec<_> = r.timeline.iter().filter(|row| !row.control.is_empty()).collect();
-    assert_eq!(marked.len(), 2, "{:?}", r.timeline.iter().map(|x| (x.t, &x.control)).collect::<Vec<_>>());
+    let marked: Vec<_> = r
+        .timeline
+        .iter()
+        .filter(|row| !row.control.is_empty())
+        .collect();
+    assert_eq!(
+        marked.len(),
+        2,
+        "{:?}",
+        r.timeline
+            .iter()
+            .map(|x| (x.t, &x.control))
+            .collect::<Vec<_>>()
+    );
     // The observer saw the pause, and the last snapshot says finished.
     let seen = keep.0.lock().unwrap();
     assert!(seen.iter().any(|s| s.state == RunState::Paused));
@@ -124,7 +148,11 @@ fn a_new_rate_continues_from_the_integral() {
     assert_eq!(v.distinct, r.summary.events_sent);
     // The timeline's target follows the new rate.
     let last_full = &r.timeline[3];
-    assert!((last_full.target_eps - 2000.0).abs() < 1.0, "{}", last_full.target_eps);
+    assert!(
+        (last_full.target_eps - 2000.0).abs() < 1.0,
+        "{}",
+        last_full.target_eps
+    );
     assert!(r.timeline[0].target_eps < 501.0);
 }
 
@@ -139,12 +167,20 @@ fn stop_ends_the_run_with_a_report_and_exit_6() {
     let o = h.wait().unwrap();
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(o.exit, Exit::Aborted);
-    assert!(o.reasons.iter().any(|r| r.contains("stopped")), "{:?}", o.reasons);
+    assert!(
+        o.reasons.iter().any(|r| r.contains("stopped")),
+        "{:?}",
+        o.reasons
+    );
     assert_eq!(actions(&o), ["stop"]);
     let r = &o.report;
     assert!(r.aborted.as_deref().unwrap_or("").contains("stopped"));
     // Only what was due before the stop is the target.
-    assert!(r.summary.shortfall_events < 200, "{}", r.summary.shortfall_events);
+    assert!(
+        r.summary.shortfall_events < 200,
+        "{}",
+        r.summary.shortfall_events
+    );
     let v = r.verification.as_ref().unwrap();
     assert_eq!(v.distinct, r.summary.events_accepted);
     assert!(control.pause().is_err(), "a finished run cannot be steered");

@@ -30,11 +30,18 @@ fn run(yaml: &str, extra: &[&str]) -> std::process::Output {
 #[test]
 fn a_name_that_does_not_resolve_exits_6() {
     let o = run(
-        &config("http://no-such-host.invalid:9/ingest", "{ eps: 10, stop: { after: 2s } }"),
+        &config(
+            "http://no-such-host.invalid:9/ingest",
+            "{ eps: 10, stop: { after: 2s } }",
+        ),
         &[],
     );
     assert_eq!(o.status.code(), Some(6), "{}", all(&o));
-    assert!(all(&o).contains("cannot resolve no-such-host.invalid"), "{}", all(&o));
+    assert!(
+        all(&o).contains("cannot resolve no-such-host.invalid"),
+        "{}",
+        all(&o)
+    );
 }
 
 #[test]
@@ -59,17 +66,31 @@ fn invalid_configs_and_flags_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", all(&o));
     assert!(all(&o).contains("workload.eps"), "{}", all(&o));
     let good = config("builtin", "{ eps: 10, stop: { after: 1s } }");
-    for flags in [&["--workers", "0"][..], &["--eps", "0"], &["--duration", "1x"]] {
+    for flags in [
+        &["--workers", "0"][..],
+        &["--eps", "0"],
+        &["--duration", "1x"],
+    ] {
         let o = run(&good, flags);
         assert_eq!(o.status.code(), Some(2), "{flags:?}: {}", all(&o));
         assert!(all(&o).contains("error: --"), "{flags:?}: {}", all(&o));
     }
     let o = bin()
-        .args(["run", "--config", "examples/steady-smoke.yaml", "--threads", "0"])
+        .args([
+            "run",
+            "--config",
+            "examples/steady-smoke.yaml",
+            "--threads",
+            "0",
+        ])
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", all(&o));
-    assert!(all(&o).contains("--threads must be at least 1"), "{}", all(&o));
+    assert!(
+        all(&o).contains("--threads must be at least 1"),
+        "{}",
+        all(&o)
+    );
 }
 
 /// A pseudo-terminal: the master side to read, the slave side to hand a child as stderr.
@@ -101,7 +122,15 @@ fn the_live_line_shows_on_a_terminal_with_json_output() {
     );
     let (master, slave) = pty();
     let child = bin()
-        .args(["run", "--config", &cfg, "--threads", "1", "--output", "json"])
+        .args([
+            "run",
+            "--config",
+            &cfg,
+            "--threads",
+            "1",
+            "--output",
+            "json",
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::from(slave))
         .spawn()
@@ -121,11 +150,23 @@ fn the_live_line_shows_on_a_terminal_with_json_output() {
         String::from_utf8_lossy(&out).into_owned()
     });
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("stdout is the JSON report");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).expect("stdout is the JSON report");
     assert_eq!(v["summary"]["events_accepted"], 600);
     let shown = reader.join().unwrap();
     assert!(shown.contains('\r'), "{shown:?}");
-    assert!(shown.contains("target") && shown.contains("achieved") && shown.contains("eps"), "{shown:?}");
-    assert!(shown.contains("200 eps"), "the target rate is on the line: {shown:?}");
+    assert!(
+        shown.contains("target") && shown.contains("achieved") && shown.contains("eps"),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains("200 eps"),
+        "the target rate is on the line: {shown:?}"
+    );
 }

@@ -5,6 +5,7 @@
 
 use argh::FromArgs;
 use std::io::{IsTerminal, Write};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use crate::config::secrets::{self, Store};
@@ -13,6 +14,7 @@ use crate::exit::Exit;
 use crate::pack::Catalog;
 use crate::report;
 use crate::run::{self, Observer, Overrides, Run, SetupError, Snapshot};
+use crate::serve;
 use crate::stats::snapshot::RunState;
 
 #[derive(FromArgs)]
@@ -59,6 +61,21 @@ pub struct Args {
     /// do not pin worker threads to cores
     #[argh(switch)]
     no_pin: bool,
+    /// serve the status page here during the run, e.g. 127.0.0.1:8090 (port 0: any free port)
+    #[argh(option)]
+    status: Option<SocketAddr>,
+    /// let the status page listen beyond loopback (needs --status-token-env)
+    #[argh(switch)]
+    allow_remote: bool,
+    /// environment variable holding the token the status page asks for (Authorization: Bearer)
+    #[argh(option)]
+    status_token_env: Option<String>,
+    /// serve Prometheus /metrics here during the run (overrides observability.prometheus)
+    #[argh(option)]
+    prometheus: Option<SocketAddr>,
+    /// keep the status page and /metrics up this long after the run ends, e.g. 15s
+    #[argh(option)]
+    linger: Option<String>,
 }
 
 crate::yaml_enum!(
@@ -74,23 +91,34 @@ impl argh::FromArgValue for Output {
     }
 }
 
-fn overrides(a: &Args) -> Result<Overrides, SetupError> {
-    let duration = match &a.duration {
-        Some(d) => Some(
+fn duration_flag(
+    name: &str,
+    v: &Option<String>,
+) -> Result<Option<std::time::Duration>, SetupError> {
+    match v {
+        Some(d) => Ok(Some(
             parse_duration(d)
-                .map_err(|e| SetupError::invalid(format!("--duration: {e}")))?
+                .map_err(|e| SetupError::invalid(format!("{name}: {e}")))?
                 .0,
-        ),
-        None => None,
-    };
+        )),
+        None => Ok(None),
+    }
+}
+
+fn overrides(a: &Args) -> Result<Overrides, SetupError> {
     Ok(Overrides {
-        duration,
+        duration: duration_flag("--duration", &a.duration)?,
         total: a.total,
         eps: a.eps,
         threads: a.threads,
         workers: a.workers,
         seed: a.seed,
         no_pin: a.no_pin,
+        status: a.status,
+        allow_remote: a.allow_remote,
+        status_token_env: a.status_token_env.clone(),
+        prometheus: a.prometheus,
+        linger: duration_flag("--linger", &a.linger)?,
     })
 }
 
@@ -125,6 +153,10 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
         super::err(&format!("warning: {w}"));
     }
     let run = Run::new(plan);
+    let live = serve::Live::start(&run.plan().serve, run.snapshots(), run.control())?;
+    for (what, url) in live.urls() {
+        super::err(&format!("{what}: {url}"));
+    }
     let mut observers: Vec<Box<dyn Observer>> = Vec::new();
     if std::io::stderr().is_terminal() {
         observers.push(Box::new(LiveLine::default()));
@@ -143,6 +175,13 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
     for r in &outcome.reasons {
         super::err(&format!("error: {r}"));
     }
+    if let Some(l) = live.lingering() {
+        super::err(&format!(
+            "note: serving the final figures for {} more",
+            crate::config::units::Dur(l)
+        ));
+    }
+    live.finish();
     Ok(outcome.exit)
 }
 

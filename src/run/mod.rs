@@ -34,7 +34,9 @@ use crate::report::Report;
 use crate::stats::snapshot::RunInfo;
 pub use crate::stats::snapshot::{Snapshot, SnapshotCell};
 pub use error::SetupError;
-pub use plan::{LoadedConfig, Overrides, RunPlan, load_config, load_text, plan};
+pub use plan::{
+    LoadedConfig, Overrides, RunPlan, ServePlan, StatusPlan, load_config, load_text, plan,
+};
 
 /// Something that watches a run: called with every snapshot (each second, on demand, and the
 /// last one when the run has finished), on the run's coordinator thread, never on a worker.

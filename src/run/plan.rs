@@ -6,6 +6,7 @@
 //! translated: nothing after it reads YAML or config types on a worker. Failures are typed
 //! `SetupError`s.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +42,34 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// Do not pin worker threads to cores.
     pub no_pin: bool,
+    /// Serve the status page here (turns `observability.dashboard` on).
+    pub status: Option<SocketAddr>,
+    /// Let the status page listen beyond loopback.
+    pub allow_remote: bool,
+    /// The environment variable with the status page's token.
+    pub status_token_env: Option<String>,
+    /// Serve `/metrics` here (replaces `observability.prometheus`).
+    pub prometheus: Option<SocketAddr>,
+    /// Keep serving this long after the run ends (replaces `observability.linger`).
+    pub linger: Option<Duration>,
+}
+
+/// What to serve while the run goes on (the status page, `/metrics`), from the config's
+/// `observability` block and the command line.
+#[derive(Clone, Debug, Default)]
+pub struct ServePlan {
+    pub status: Option<StatusPlan>,
+    pub metrics: Option<SocketAddr>,
+    /// Keep serving this long after the run ends.
+    pub linger: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub struct StatusPlan {
+    pub listen: SocketAddr,
+    pub allow_remote: bool,
+    /// The token a request must carry (a non-loopback page needs one); never printed.
+    pub token: Option<String>,
 }
 
 /// A config read from a file or text, with its warnings.
@@ -75,6 +104,8 @@ pub struct RunPlan {
     pub batch_bytes: usize,
     pub timeouts: Timeouts,
     pub pin: bool,
+    /// The status page and `/metrics` to serve during the run.
+    pub serve: ServePlan,
     /// Things a person should know before the run starts (validation warnings, TLS off).
     pub warnings: Vec<String>,
 }
@@ -166,6 +197,7 @@ pub fn plan(
     });
     let profile = profile(&cfg.workload)?;
     let stop = stop(&cfg.workload)?;
+    let serve = serve_plan(&cfg, ov)?;
     let connections = ov
         .workers
         .or(cfg.workload.workers.map(|w| w as usize))
@@ -197,6 +229,7 @@ pub fn plan(
         batch_bytes: cfg.target.batch.max_bytes.0 as usize,
         timeouts: TIMEOUTS,
         pin: !ov.no_pin,
+        serve,
         warnings,
         config: cfg,
     })
@@ -291,6 +324,73 @@ pub fn profile(w: &Workload) -> Result<Profile, SetupError> {
                     .collect(),
             )
         }
+    })
+}
+
+fn listen_addr(field: &str, v: &str) -> Result<SocketAddr, SetupError> {
+    v.parse().map_err(|_| {
+        SetupError::invalid(format!(
+            "{field}: {v:?} is not a listen address such as 127.0.0.1:8090"
+        ))
+    })
+}
+
+fn serve_plan(cfg: &Config, ov: &Overrides) -> Result<ServePlan, SetupError> {
+    let o = &cfg.observability;
+    let listen = match (ov.status, o.dashboard) {
+        (Some(a), _) => Some(a),
+        (None, true) => Some(match &o.dashboard_listen {
+            Some(l) => listen_addr("observability.dashboard_listen", l)?,
+            None => SocketAddr::from(([127, 0, 0, 1], 0)),
+        }),
+        (None, false) => None,
+    };
+    let allow_remote = ov.allow_remote || o.allow_remote;
+    let status = match listen {
+        None => None,
+        Some(listen) => {
+            let var = ov
+                .status_token_env
+                .as_ref()
+                .or(o.dashboard_token_env.as_ref());
+            let token = match var {
+                Some(v) => Some(std::env::var(v).ok().filter(|t| !t.is_empty()).ok_or_else(
+                    || {
+                        SetupError::invalid(format!(
+                            "the status page's token variable {v} is not set"
+                        ))
+                    },
+                )?),
+                None => None,
+            };
+            if !listen.ip().is_loopback() {
+                if !allow_remote {
+                    return Err(SetupError::invalid(format!(
+                        "the status page would listen on {listen}, beyond loopback: it can steer the run, so give --allow-remote (observability.allow_remote) and a token"
+                    )));
+                }
+                if token.is_none() {
+                    return Err(SetupError::invalid(format!(
+                        "a status page on {listen} (beyond loopback) needs a token: --status-token-env VAR (observability.dashboard_token_env)"
+                    )));
+                }
+            }
+            Some(StatusPlan {
+                listen,
+                allow_remote,
+                token,
+            })
+        }
+    };
+    let metrics = match (ov.prometheus, &o.prometheus) {
+        (Some(a), _) => Some(a),
+        (None, Some(p)) => Some(listen_addr("observability.prometheus", p)?),
+        (None, None) => None,
+    };
+    Ok(ServePlan {
+        status,
+        metrics,
+        linger: ov.linger.unwrap_or(o.linger.0),
     })
 }
 

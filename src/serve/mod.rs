@@ -1,4 +1,82 @@
 //! Serving a running load test over HTTP (tiny_http), reading only the snapshots the
-//! coordinator publishes: `metrics` is the Prometheus `/metrics` endpoint.
+//! coordinator publishes and steering only through `run::Control`: `metrics` is the
+//! Prometheus `/metrics` endpoint, `status` the status page. `Live` starts what a run's
+//! `ServePlan` asks for before the run starts (so a port that is taken fails the run at once)
+//! and stops it after the run, lingering if asked so the last scrape sees the final figures.
 
 pub mod metrics;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::run::{Control, ServePlan, SetupError, SnapshotCell};
+
+/// The servers of one run.
+pub struct Live {
+    metrics: Option<metrics::MetricsServer>,
+    linger: Duration,
+}
+
+impl Live {
+    pub fn start(
+        plan: &ServePlan,
+        snapshots: Arc<SnapshotCell>,
+        _control: Control,
+    ) -> Result<Live, SetupError> {
+        let metrics = match plan.metrics {
+            Some(addr) => Some(
+                metrics::MetricsServer::start(addr, snapshots.clone())
+                    .map_err(|e| SetupError::Io(e.to_string()))?,
+            ),
+            None => None,
+        };
+        Ok(Live {
+            metrics,
+            linger: plan.linger,
+        })
+    }
+
+    /// What is served where, for a person: `("metrics", "http://127.0.0.1:9464/metrics")`.
+    pub fn urls(&self) -> Vec<(&'static str, String)> {
+        let mut v = Vec::new();
+        if let Some(m) = &self.metrics {
+            v.push(("metrics", format!("http://{}/metrics", m.addr())));
+        }
+        v
+    }
+
+    /// How long `finish` will keep serving, when it will.
+    pub fn lingering(&self) -> Option<Duration> {
+        (self.metrics.is_some() && !self.linger.is_zero()).then_some(self.linger)
+    }
+
+    /// Keeps serving for the linger time (Ctrl-C or SIGTERM cut it short), then stops every
+    /// server.
+    pub fn finish(self) {
+        if let Some(l) = self.lingering() {
+            linger(l);
+        }
+        if let Some(m) = self.metrics {
+            m.shutdown();
+        }
+    }
+}
+
+/// Sleeps for `d`, or until SIGINT or SIGTERM.
+fn linger(d: Duration) {
+    let flag = Arc::new(AtomicBool::new(false));
+    let ids: Vec<_> = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
+        .into_iter()
+        .filter_map(|sig| signal_hook::flag::register(sig, flag.clone()).ok())
+        .collect();
+    let until = Instant::now() + d;
+    while Instant::now() < until && !flag.load(Ordering::Relaxed) {
+        std::thread::sleep(
+            Duration::from_millis(50).min(until.saturating_duration_since(Instant::now())),
+        );
+    }
+    for id in ids {
+        signal_hook::low_level::unregister(id);
+    }
+}
