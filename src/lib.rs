@@ -13,6 +13,7 @@ pub mod net;
 pub mod pack;
 pub mod plan;
 pub mod report;
+pub mod serve;
 pub mod sink;
 pub mod stats;
 #[cfg(test)]
