@@ -678,11 +678,8 @@ fn host_allowed(host: Field, policy: &Policy) -> bool {
     let Some((name, port)) = split_host(host) else {
         return false;
     };
-    let port = match port {
-        Some(p) => p,
-        None => 80,
-    };
-    if port != policy.port {
+    // Browsers leave the default port out.
+    if port.unwrap_or(80) != policy.port {
         return false;
     }
     let name = name.to_ascii_lowercase();
