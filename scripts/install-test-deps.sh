@@ -115,3 +115,18 @@ if [ ! -x "$rsyslog_root/usr/sbin/rsyslogd" ]; then
   rm -rf "$rsyslog_root"
   mv "$rsyslog_root.tmp" "$rsyslog_root"
 fi
+
+# status page: a real browser for tests/status_page.rs. Debian's chromium and its chromedriver
+# load the page headless, and Python's selenium (PyPI) drives them through
+# tests/support/status_browser.py.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  echo "installing chromium and chromium-driver"
+  apt_install chromium chromium-driver
+fi
+if ! python3 -c 'import selenium' >/dev/null 2>&1; then
+  echo "installing selenium"
+  # A Debian-managed python3 refuses pip installs (PEP 668) unless told it may.
+  python3 -m pip install --quiet selenium ||
+    python3 -m pip install --quiet --break-system-packages selenium
+fi
+# end of status page block
