@@ -5,8 +5,9 @@
 //! `/status.json`, the control endpoints and their answers, every refusal, the token, the
 //! start-up rules; and in a real headless Chromium driven by Python's selenium
 //! (`support/status_browser.py`): the page shows live figures, its chart moves, its Pause,
-//! Resume and rate controls pass the security checks, and it says so when the server stops
-//! answering. Everything stops by itself within about 30 s.
+//! Resume and rate controls pass the security checks, it says so when the server stops
+//! answering, and with a token it asks for one and keeps it out of the URL. Everything stops
+//! by itself within about 30 s.
 
 mod support;
 
@@ -742,16 +743,6 @@ fn lines_of(out: std::process::ChildStdout) -> mpsc::Receiver<String> {
     rx
 }
 
-fn next_json(rx: &mpsc::Receiver<String>, within: Duration, log: &std::path::Path) -> Value {
-    let line = rx.recv_timeout(within).unwrap_or_else(|e| {
-        let stderr = std::fs::read_to_string(log).unwrap_or_default();
-        panic!("no answer from the browser script within {within:?} ({e}); its stderr:\n{stderr}")
-    });
-    let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-    assert_ne!(v["phase"], "error", "the browser script failed: {v}");
-    v
-}
-
 fn number(v: &Value) -> u64 {
     let s = v.as_str().unwrap_or_default().replace(',', "");
     s.parse()
@@ -767,42 +758,105 @@ impl Drop for ChildGuard {
     }
 }
 
+/// `support/status_browser.py` in one of its modes, and the JSON lines it prints.
+struct Script {
+    child: ChildGuard,
+    lines: mpsc::Receiver<String>,
+    stderr_log: PathBuf,
+    shots: PathBuf,
+    _work: tempfile::TempDir,
+}
+
+impl Script {
+    /// Starts the script on `url`; `None` (a loud skip, or a failure in CI) when the browser
+    /// or selenium is missing. Screenshots go to `$INGESTBENCH_SCREENSHOTS` when set.
+    fn start(mode: &str, url: &str, token: Option<&str>) -> Option<Script> {
+        let tools = browser_tools();
+        let what = match &tools {
+            Ok(_) => String::new(),
+            Err(missing) => format!("{missing} (for the status page browser test)"),
+        };
+        let tools = require(&what, tools.ok())?;
+        let work = tempfile::tempdir().unwrap();
+        let shots = std::env::var_os("INGESTBENCH_SCREENSHOTS")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| work.path().to_path_buf());
+        let stderr_log = work.path().join("script.stderr");
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/support/status_browser.py"
+        );
+        let mut cmd = Command::new("python3");
+        cmd.arg(script)
+            .arg(mode)
+            .arg(url)
+            .arg(&shots)
+            .arg(work.path())
+            .arg(&tools.chromium)
+            .arg(&tools.chromedriver)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr_log).unwrap());
+        if let Some(t) = token {
+            cmd.env("STATUS_TOKEN", t);
+        }
+        let mut child = ChildGuard(cmd.spawn().expect("python3 starts"));
+        let lines = lines_of(child.0.stdout.take().unwrap());
+        Some(Script {
+            child,
+            lines,
+            stderr_log,
+            shots,
+            _work: work,
+        })
+    }
+
+    /// The script's next JSON line, waited for at most `within`; its failure fails the test.
+    fn next(&self, within: Duration) -> Value {
+        let line = self.lines.recv_timeout(within).unwrap_or_else(|e| {
+            let stderr = std::fs::read_to_string(&self.stderr_log).unwrap_or_default();
+            panic!(
+                "no answer from the browser script within {within:?} ({e}); its stderr:\n{stderr}"
+            )
+        });
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_ne!(v["phase"], "error", "the browser script failed: {v}");
+        v
+    }
+
+    fn say(&mut self, line: &str) {
+        let stdin = self.child.0.stdin.as_mut().unwrap();
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn finish(mut self) {
+        let st = support::wait_exit(
+            &mut self.child.0,
+            Duration::from_secs(15),
+            "the browser script",
+        );
+        assert!(st.success(), "the browser script exited {st}");
+        eprintln!("status page screenshots: {}", self.shots.display());
+    }
+}
+
+/// Nothing in the browser console but what the page cannot help.
+fn assert_quiet_console(v: &Value) {
+    let problems: Vec<&Value> = v["console"].as_array().unwrap().iter().collect();
+    assert!(
+        problems.is_empty(),
+        "the browser console complained: {problems:?}"
+    );
+}
+
 #[test]
 fn the_page_works_in_headless_chromium() {
-    let tools = browser_tools();
-    let what = match &tools {
-        Ok(_) => String::new(),
-        Err(missing) => format!("{missing} (for the status page browser test)"),
-    };
-    let Some(tools) = require(&what, tools.ok()) else {
+    let mut fx = Fixture::start(None);
+    let Some(mut script) = Script::start("live", &fx.server().url(), None) else {
         return;
     };
-    let mut fx = Fixture::start(None);
-    let work = tempfile::tempdir().unwrap();
-    let shots = std::env::var_os("INGESTBENCH_SCREENSHOTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| work.path().to_path_buf());
-    let stderr_log = work.path().join("script.stderr");
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/support/status_browser.py"
-    );
-    let child = Command::new("python3")
-        .arg(script)
-        .arg(fx.server().url())
-        .arg(&shots)
-        .arg(work.path())
-        .arg(&tools.chromium)
-        .arg(&tools.chromedriver)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&stderr_log).unwrap())
-        .spawn()
-        .expect("python3 starts");
-    let mut child = ChildGuard(child);
-    let rx = lines_of(child.0.stdout.take().unwrap());
-
-    let live = next_json(&rx, Duration::from_secs(40), &stderr_log);
+    let live = script.next(Duration::from_secs(40));
     let (first, second) = (&live["first"], &live["second"]);
     assert_eq!(first["run_id"], RUN_ID, "{live}");
     assert_eq!(first["name"], "soak: lphc at 5k eps");
@@ -842,26 +896,15 @@ fn the_page_works_in_headless_chromium() {
             .starts_with("pause: done"),
         "{live}"
     );
-    let problems: Vec<&Value> = live["console"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| !m.as_str().unwrap_or_default().contains("favicon"))
-        .collect();
-    assert!(
-        problems.is_empty(),
-        "the browser console complained: {problems:?}"
-    );
+    assert_quiet_console(&live);
     // The page's POSTs passed every check and reached the schedule.
     assert_eq!(fx.actions(), ["pause", "resume", "rate"]);
     assert_eq!(fx.cell.marks()[2].detail.as_deref(), Some("factor 2"));
     assert_eq!(live["rate_eps_after_factor"], "10,000", "{live}");
 
     fx.shutdown_server();
-    let stdin = child.0.stdin.as_mut().unwrap();
-    writeln!(stdin, "server stopped").unwrap();
-    stdin.flush().unwrap();
-    let ended = next_json(&rx, Duration::from_secs(25), &stderr_log);
+    script.say("server stopped");
+    let ended = script.next(Duration::from_secs(25));
     assert_eq!(ended["banner_kind"], "lost", "{ended}");
     assert!(
         ended["banner"]
@@ -871,7 +914,37 @@ fn the_page_works_in_headless_chromium() {
         "{ended}"
     );
     assert_eq!(ended["pause_enabled"], false);
-    let st = support::wait_exit(&mut child.0, Duration::from_secs(15), "the browser script");
-    assert!(st.success(), "the browser script exited {st}");
-    eprintln!("status page screenshots: {}", shots.display());
+    script.finish();
+}
+
+#[test]
+fn the_page_asks_for_the_token_and_keeps_it_out_of_the_url() {
+    let token = "Zt4-browser-token-91c";
+    let fx = Fixture::start(Some(token));
+    let Some(script) = Script::start("token", &fx.server().url(), Some(token)) else {
+        return;
+    };
+    let v = script.next(Duration::from_secs(40));
+    assert_eq!(
+        v["run_id_before"], "—",
+        "figures shown before the token: {v}"
+    );
+    assert_eq!(v["run_id"], RUN_ID, "{v}");
+    assert_eq!(v["form_hidden"], true);
+    assert_eq!(v["url"], fx.server().url(), "the URL changed");
+    assert!(!v["url"].as_str().unwrap().contains(token));
+    assert_eq!(v["stored"], token);
+    // The page's own fetch of /status.json before the token is a 401 the console reports.
+    let problems: Vec<&Value> = v["console"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| !m.as_str().unwrap_or_default().contains("401"))
+        .collect();
+    assert!(
+        problems.is_empty(),
+        "the browser console complained: {problems:?}"
+    );
+    assert_eq!(fx.actions(), ["pause"]);
+    script.finish();
 }

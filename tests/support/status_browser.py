@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """Drives the status page in a real headless Chromium for tests/status_page.rs.
 
-Usage: status_browser.py URL SHOT_DIR WORK_DIR CHROMIUM CHROMEDRIVER
+Usage: status_browser.py MODE URL SHOT_DIR WORK_DIR CHROMIUM CHROMEDRIVER
 
-Loads the page (127.0.0.1 only), reads its figures twice ~1.5 s apart, clicks Pause and waits
+MODE `live`: Loads the page (127.0.0.1 only), reads its figures twice ~1.5 s apart, clicks Pause and waits
 for the page to show `paused`, then Resume, then sets a rate factor of 2 from the rate field;
 takes a screenshot and prints one JSON line
 {"phase": "live", ...}. Then it waits for a line on stdin (the test has shut the server down),
 waits for the page's "stopped answering" banner, takes a second screenshot and prints
 {"phase": "ended", ...}. Every wait is bounded and the whole script ends itself within 50 s;
 SIGTERM or SIGALRM quit the browser before exiting.
+
+MODE `token` (the server wants the token in $STATUS_TOKEN): the page asks for it, it is typed
+into the field, figures appear, Pause works; prints {"phase": "token", ...} with the page's URL
+and what sessionStorage holds.
 """
 
 import json
@@ -164,6 +168,32 @@ def ended_phase(driver, shot_dir):
     }
 
 
+def token_phase(driver, url, shot_dir):
+    driver.set_page_load_timeout(WAIT_S)
+    driver.get(url)
+    form = driver.find_element(By.ID, "token_form")
+    wait_for(driver, "the token field", lambda d: form.is_displayed())
+    before = text(driver, "run_id")
+    driver.find_element(By.ID, "token_input").send_keys(os.environ.get("STATUS_TOKEN", ""))
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_for(driver, "the figures after the token",
+             lambda d: text(d, "run_id") not in ("", "—"))
+    wait_for(driver, "Pause to be enabled",
+             lambda d: d.find_element(By.ID, "pause").is_enabled())
+    driver.find_element(By.ID, "pause").click()
+    wait_for(driver, "the state to show paused", lambda d: text(d, "state") == "paused")
+    driver.save_screenshot(os.path.join(shot_dir, "status_page_token.png"))
+    return {
+        "phase": "token",
+        "run_id_before": before,
+        "run_id": text(driver, "run_id"),
+        "form_hidden": not form.is_displayed(),
+        "url": driver.current_url,
+        "stored": driver.execute_script("return sessionStorage.getItem('ingestbench.status.token')"),
+        "console": console(driver),
+    }
+
+
 def page_state(driver):
     """What the page shows, for a failure message."""
     if driver is None:
@@ -180,15 +210,18 @@ def page_state(driver):
 
 
 def main():
-    url, shot_dir, work_dir, chromium, chromedriver = sys.argv[1:6]
+    mode, url, shot_dir, work_dir, chromium, chromedriver = sys.argv[1:7]
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGALRM, on_signal)
     signal.alarm(OVERALL_S)
     driver = None
     try:
         driver = browser(work_dir, chromium, chromedriver)
-        emit(live_phase(driver, url, shot_dir))
-        emit(ended_phase(driver, shot_dir))
+        if mode == "token":
+            emit(token_phase(driver, url, shot_dir))
+        else:
+            emit(live_phase(driver, url, shot_dir))
+            emit(ended_phase(driver, shot_dir))
         return 0
     except Stop as e:
         emit({"phase": "error", "error": str(e), **page_state(driver)})
