@@ -42,6 +42,16 @@ apt_install() {
   [ "$created" -eq 0 ] || $sudo rm -f "$policy"
 }
 
+# A Python test helper from PyPI, when `import MODULE` fails: pip_install MODULE PACKAGE.
+pip_install() {
+  local module=$1 package=$2
+  python3 -c "import $module" >/dev/null 2>&1 && return 0
+  echo "installing $package (Python)"
+  # A Debian-managed python3 refuses pip installs (PEP 668) unless told it may.
+  python3 -m pip install --quiet "$package" ||
+    python3 -m pip install --quiet --break-system-packages "$package"
+}
+
 # openssl makes the throwaway test certificates (scripts/make-test-certs.sh).
 if ! command -v openssl >/dev/null 2>&1; then
   echo "installing openssl"
@@ -130,8 +140,14 @@ if [ ! -x /usr/bin/prometheus ] && ! command -v prometheus >/dev/null 2>&1; then
     fi
   done
 fi
-if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
-  echo "installing prometheus-client (Python)"
-  python3 -m pip install --quiet prometheus-client
-fi
+pip_install prometheus_client prometheus-client
 # end prometheus
+# status page: a real browser for tests/status_page.rs. Debian's chromium and its chromedriver
+# load the page headless, and Python's selenium (PyPI) drives them through
+# tests/support/status_browser.py.
+if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
+  echo "installing chromium and chromium-driver"
+  apt_install chromium chromium-driver
+fi
+pip_install selenium selenium
+# end of status page block

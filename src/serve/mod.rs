@@ -5,6 +5,7 @@
 //! and stops it after the run, lingering if asked so the last scrape sees the final figures.
 
 pub mod metrics;
+pub mod status;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,6 +15,7 @@ use crate::run::{Control, ServePlan, SetupError, SnapshotCell};
 
 /// The servers of one run.
 pub struct Live {
+    status: Option<status::StatusServer>,
     metrics: Option<metrics::MetricsServer>,
     linger: Duration,
 }
@@ -22,16 +24,32 @@ impl Live {
     pub fn start(
         plan: &ServePlan,
         snapshots: Arc<SnapshotCell>,
-        _control: Control,
+        control: Control,
     ) -> Result<Live, SetupError> {
+        let status = match &plan.status {
+            Some(sp) => Some(
+                status::StatusServer::start(
+                    status::StatusOptions {
+                        listen: sp.listen,
+                        allow_remote: sp.allow_remote,
+                        token: sp.token.clone(),
+                    },
+                    snapshots.clone(),
+                    control,
+                )
+                .map_err(|e| SetupError::Io(format!("status page: {e}")))?,
+            ),
+            None => None,
+        };
         let metrics = match plan.metrics {
             Some(addr) => Some(
                 metrics::MetricsServer::start(addr, snapshots.clone())
-                    .map_err(|e| SetupError::Io(e.to_string()))?,
+                    .map_err(|e| SetupError::Io(format!("metrics: {e}")))?,
             ),
             None => None,
         };
         Ok(Live {
+            status,
             metrics,
             linger: plan.linger,
         })
@@ -40,6 +58,9 @@ impl Live {
     /// What is served where, for a person: `("metrics", "http://127.0.0.1:9464/metrics")`.
     pub fn urls(&self) -> Vec<(&'static str, String)> {
         let mut v = Vec::new();
+        if let Some(s) = &self.status {
+            v.push(("status page", s.url()));
+        }
         if let Some(m) = &self.metrics {
             v.push(("metrics", format!("http://{}/metrics", m.addr())));
         }
@@ -48,7 +69,8 @@ impl Live {
 
     /// How long `finish` will keep serving, when it will.
     pub fn lingering(&self) -> Option<Duration> {
-        (self.metrics.is_some() && !self.linger.is_zero()).then_some(self.linger)
+        let serving = self.metrics.is_some() || self.status.is_some();
+        (serving && !self.linger.is_zero()).then_some(self.linger)
     }
 
     /// Keeps serving for the linger time (Ctrl-C or SIGTERM cut it short), then stops every
@@ -59,6 +81,9 @@ impl Live {
         }
         if let Some(m) = self.metrics {
             m.shutdown();
+        }
+        if let Some(s) = self.status {
+            s.shutdown();
         }
     }
 }

@@ -1,0 +1,1110 @@
+//! The live status page of a run: a small tiny_http server that shows the latest `Snapshot`
+//! as a self-contained page (`status.html`, no external assets) and as JSON, and takes the
+//! run's `Control` actions (stop, pause, resume, rate) as JSON POSTs. It only reads snapshots
+//! and calls `Control`; it never talks to workers, and no GET changes anything.
+//!
+//! It also owns the web-panel security rules (measurement-and-ops.md §8): it listens on
+//! loopback unless remote access is allowed, and then only with a bearer token (compared in
+//! constant time, never printed); the Host header must name this server (DNS rebinding); a
+//! POST must be `application/json`, from no other origin and not cross-site (so neither a
+//! cross-site form nor a simple request can drive the run); no CORS header is ever sent; every
+//! answer is `no-store`, `nosniff`, unframeable, and the page runs under a CSP that allows
+//! only its own inline script and style (by hash) and fetches to itself.
+//!
+//! One serving thread answers GETs from the latest snapshot; a POST is answered on a short
+//! thread of its own (at most `MAX_POSTS_IN_FLIGHT`), so a client that stalls its body holds
+//! only that thread. Writes to a client time out after `SEND_TIMEOUT`.
+
+use std::fmt;
+use std::io::{self, Read};
+use std::net::{SocketAddr, TcpListener};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use serde::Deserialize;
+use tiny_http::{Header, Method, Request, Response, Server};
+
+use crate::engine::schedule::{Control, ControlError, Rate};
+use crate::stats::snapshot::SnapshotCell;
+
+/// The page, served as it is: it holds no data and fetches `/status.json` every second.
+const PAGE: &str = include_str!("status.html");
+
+/// The largest POST body taken.
+pub const MAX_BODY_BYTES: usize = 4096;
+
+/// POSTs answered at once; more are told to try again (503).
+pub const MAX_POSTS_IN_FLIGHT: usize = 4;
+
+/// How long a write to a client may block.
+const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often the serving thread looks at its stop flag while idle.
+const POLL: Duration = Duration::from_millis(100);
+
+/// How long `shutdown` waits for the serving thread.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
+
+/// The longest token taken.
+const MAX_TOKEN_BYTES: usize = 1024;
+
+/// Where and how to serve the page.
+#[derive(Clone)]
+pub struct StatusOptions {
+    pub listen: SocketAddr,
+    /// Allow a non-loopback `listen` (then a token is required).
+    pub allow_remote: bool,
+    /// When set, every request but `GET /` must carry `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+}
+
+impl fmt::Debug for StatusOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StatusOptions")
+            .field("listen", &self.listen)
+            .field("allow_remote", &self.allow_remote)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// Why the status page did not start. No message ever holds the token.
+#[derive(Debug)]
+pub enum StatusError {
+    /// `listen` is not a loopback address and remote access was not allowed.
+    NotLoopback { addr: SocketAddr },
+    /// `listen` is not a loopback address and no token was given.
+    NoToken { addr: SocketAddr },
+    /// The token cannot be sent in an `Authorization` header.
+    BadToken { addr: SocketAddr },
+    /// The address could not be bound.
+    Bind { addr: SocketAddr, source: io::Error },
+    /// The server or its thread could not be started.
+    Start { addr: SocketAddr, reason: String },
+}
+
+impl fmt::Display for StatusError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StatusError::NotLoopback { addr } => write!(
+                f,
+                "status page: {addr} is not a loopback address; the page can steer the run, so it \
+                 listens on 127.0.0.1 unless remote access is allowed (with a token)"
+            ),
+            StatusError::NoToken { addr } => write!(
+                f,
+                "status page: {addr} can be reached from other machines, so it needs a token \
+                 (every request but the page itself must then carry `Authorization: Bearer <token>`)"
+            ),
+            StatusError::BadToken { addr } => write!(
+                f,
+                "status page on {addr}: the token must be 1 to {MAX_TOKEN_BYTES} visible ASCII \
+                 characters without spaces"
+            ),
+            StatusError::Bind { addr, source } => {
+                write!(f, "status page: cannot listen on {addr}: {source}")
+            }
+            StatusError::Start { addr, reason } => {
+                write!(f, "status page on {addr}: cannot start: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for StatusError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StatusError::Bind { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// A running status page; `shutdown` (or drop) stops it.
+pub struct StatusServer {
+    addr: SocketAddr,
+    server: Arc<Server>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl StatusServer {
+    /// Checks the options, binds `opts.listen` (port 0 picks a free port) and starts serving
+    /// on a thread of its own.
+    pub fn start(
+        opts: StatusOptions,
+        snapshots: Arc<SnapshotCell>,
+        control: Control,
+    ) -> Result<StatusServer, StatusError> {
+        let token = checked_token(&opts)?;
+        let listener = bind(opts.listen)?;
+        let addr = listener.local_addr().map_err(|source| StatusError::Bind {
+            addr: opts.listen,
+            source,
+        })?;
+        let server = Server::from_listener(listener, None).map_err(|e| StatusError::Start {
+            addr,
+            reason: e.to_string(),
+        })?;
+        let server = Arc::new(server);
+        let ctx = Arc::new(Ctx {
+            policy: Policy {
+                port: addr.port(),
+                loopback: addr.ip().is_loopback(),
+                token,
+            },
+            snapshots,
+            control,
+            page_csp: page_csp(PAGE),
+            posts: Arc::new(AtomicUsize::new(0)),
+        });
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (server, stop) = (server.clone(), stop.clone());
+            thread::Builder::new()
+                .name("ib-status".into())
+                .spawn(move || serve(&server, &ctx, &stop))
+                .map_err(|e| StatusError::Start {
+                    addr,
+                    reason: e.to_string(),
+                })?
+        };
+        Ok(StatusServer {
+            addr,
+            server,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The address actually bound (the real port when 0 was asked).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The page's address, e.g. `http://127.0.0.1:8080/` (127.0.0.1 when bound to every
+    /// interface).
+    pub fn url(&self) -> String {
+        let shown = if self.addr.ip().is_unspecified() {
+            SocketAddr::from(([127, 0, 0, 1], self.addr.port()))
+        } else {
+            self.addr
+        };
+        format!("http://{shown}/")
+    }
+
+    /// Stops serving: unblocks the serving thread and joins it (waiting at most a couple of
+    /// seconds), then closes the listener.
+    pub fn shutdown(mut self) {
+        self.stop_serving();
+    }
+
+    fn stop_serving(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let deadline = Instant::now() + SHUTDOWN_WAIT;
+            while !t.is_finished() && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(10));
+            }
+            if t.is_finished() {
+                let _ = t.join();
+            }
+        }
+    }
+}
+
+impl Drop for StatusServer {
+    fn drop(&mut self) {
+        self.stop_serving();
+    }
+}
+
+/// The token as bytes, after the rules on where a token is needed and what it may hold.
+fn checked_token(opts: &StatusOptions) -> Result<Option<Vec<u8>>, StatusError> {
+    let addr = opts.listen;
+    let remote = !addr.ip().is_loopback();
+    if remote && !opts.allow_remote {
+        return Err(StatusError::NotLoopback { addr });
+    }
+    match &opts.token {
+        None if remote => Err(StatusError::NoToken { addr }),
+        None => Ok(None),
+        Some(t) if token_is_usable(t) => Ok(Some(t.as_bytes().to_vec())),
+        Some(_) => Err(StatusError::BadToken { addr }),
+    }
+}
+
+fn token_is_usable(t: &str) -> bool {
+    (1..=MAX_TOKEN_BYTES).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// Binds the listener; accepted connections inherit its send timeout (Linux copies
+/// `SO_SNDTIMEO`), so a client that does not read cannot hold the serving thread for long.
+fn bind(addr: SocketAddr) -> Result<TcpListener, StatusError> {
+    let listener = TcpListener::bind(addr).map_err(|source| StatusError::Bind { addr, source })?;
+    socket2::SockRef::from(&listener)
+        .set_write_timeout(Some(SEND_TIMEOUT))
+        .map_err(|source| StatusError::Bind { addr, source })?;
+    Ok(listener)
+}
+
+/// What the checks need to know about this server.
+struct Policy {
+    port: u16,
+    loopback: bool,
+    token: Option<Vec<u8>>,
+}
+
+/// What the serving threads share.
+struct Ctx {
+    policy: Policy,
+    snapshots: Arc<SnapshotCell>,
+    control: Control,
+    page_csp: String,
+    posts: Arc<AtomicUsize>,
+}
+
+/// The serving loop: one request at a time until asked to stop.
+fn serve(server: &Server, ctx: &Arc<Ctx>, stop: &AtomicBool) {
+    while !stop.load(Ordering::Acquire) {
+        // An error means tiny_http's accept thread has ended: nothing more will come, but the
+        // loop still ends only when asked to.
+        if let Ok(Some(req)) = server.recv_timeout(POLL) {
+            // Nothing here should panic; if anything does, that request gets a 500 (its drop)
+            // and the page goes on serving.
+            let _ = catch_unwind(AssertUnwindSafe(|| handle(ctx, req)));
+        }
+    }
+}
+
+fn handle(ctx: &Arc<Ctx>, req: Request) {
+    let decision = decide(&Head::of(&req), &ctx.policy);
+    match decision {
+        Err(refusal) => send(req, refusal.reply(), ctx),
+        Ok(Route::Page) => send(req, Reply::page(), ctx),
+        Ok(Route::Status) => send(req, status_reply(ctx), ctx),
+        Ok(Route::Control(action)) => dispatch_post(ctx, req, action),
+    }
+}
+
+/// The latest snapshot as JSON.
+fn status_reply(ctx: &Ctx) -> Reply {
+    match serde_json::to_vec(&*ctx.snapshots.latest()) {
+        Ok(body) => Reply::json(200, body),
+        Err(_) => Reply::error(500, "the snapshot could not be written as JSON"),
+    }
+}
+
+/// Answers a control POST on a thread of its own, so a slow body holds only that thread.
+fn dispatch_post(ctx: &Arc<Ctx>, req: Request, action: Action) {
+    let Some(slot) = PostSlot::take(&ctx.posts) else {
+        let reply = Reply::error(503, "too many control requests at once; try again");
+        return send(req, reply, ctx);
+    };
+    let ctx = ctx.clone();
+    // If the thread cannot start, the request is dropped unanswered and tiny_http sends 500.
+    let _ = thread::Builder::new()
+        .name("ib-status-post".into())
+        .spawn(move || {
+            let _slot = slot;
+            let mut req = req;
+            let reply = catch_unwind(AssertUnwindSafe(|| control_reply(&ctx, &mut req, action)))
+                .unwrap_or_else(|_| Reply::error(500, "internal error"));
+            send(req, reply, &ctx);
+        });
+}
+
+/// One of the `MAX_POSTS_IN_FLIGHT` places for a POST; given back when dropped.
+struct PostSlot(Arc<AtomicUsize>);
+
+impl PostSlot {
+    fn take(count: &Arc<AtomicUsize>) -> Option<PostSlot> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < MAX_POSTS_IN_FLIGHT).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| PostSlot(count.clone()))
+    }
+}
+
+impl Drop for PostSlot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Reads the body, takes the action, and says how it went.
+fn control_reply(ctx: &Ctx, req: &mut Request, action: Action) -> Reply {
+    let body = match read_body(req) {
+        Ok(b) => b,
+        Err(reply) => return reply,
+    };
+    let c = &ctx.control;
+    let outcome = match action {
+        Action::Rate => match parse_rate(&body) {
+            Ok(rate) => c.set_rate(rate),
+            Err(m) => return Reply::error(400, &m),
+        },
+        other => {
+            if let Err(m) = parse_no_arguments(&body) {
+                return Reply::error(400, &m);
+            }
+            match other {
+                Action::Stop => c.stop(),
+                Action::Pause => c.pause(),
+                _ => c.resume(),
+            }
+        }
+    };
+    if outcome.is_ok() {
+        c.refresh();
+    }
+    outcome_reply(outcome)
+}
+
+fn read_body(req: &mut Request) -> Result<Vec<u8>, Reply> {
+    let too_large = || Reply::error(413, "the request body is over 4 KiB");
+    if req.body_length().is_some_and(|n| n > MAX_BODY_BYTES) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    req.as_reader()
+        .take(MAX_BODY_BYTES as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|_| Reply::error(400, "the request body could not be read"))?;
+    if body.len() > MAX_BODY_BYTES {
+        return Err(too_large());
+    }
+    Ok(body)
+}
+
+fn outcome_reply(outcome: Result<(), ControlError>) -> Reply {
+    match outcome {
+        Ok(()) => Reply::json(200, br#"{"ok":true}"#.to_vec()),
+        Err(ControlError::Invalid(m)) => Reply::error(400, &m),
+        Err(ControlError::Conflict(m)) => Reply::error(409, &m),
+        Err(e @ ControlError::Finished) => Reply::error(410, &e.to_string()),
+    }
+}
+
+/// An answer before the common headers are added.
+struct Reply {
+    status: u16,
+    html: bool,
+    body: Vec<u8>,
+    extra: Vec<(&'static str, &'static str)>,
+}
+
+impl Reply {
+    fn page() -> Reply {
+        Reply {
+            status: 200,
+            html: true,
+            body: PAGE.as_bytes().to_vec(),
+            extra: Vec::new(),
+        }
+    }
+
+    fn json(status: u16, body: Vec<u8>) -> Reply {
+        Reply {
+            status,
+            html: false,
+            body,
+            extra: Vec::new(),
+        }
+    }
+
+    fn error(status: u16, message: &str) -> Reply {
+        Reply::json(
+            status,
+            serde_json::json!({ "error": message })
+                .to_string()
+                .into_bytes(),
+        )
+    }
+}
+
+/// The policy for everything but the page: it loads nothing and cannot be framed.
+const JSON_CSP: &str =
+    "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// Writes the answer with the headers every answer carries (never a CORS header). A client
+/// gone meanwhile is not an error worth more than dropping the answer.
+fn send(req: Request, reply: Reply, ctx: &Ctx) {
+    let (content_type, csp) = if reply.html {
+        ("text/html; charset=utf-8", ctx.page_csp.as_str())
+    } else {
+        ("application/json", JSON_CSP)
+    };
+    let mut resp = Response::from_data(reply.body)
+        .with_status_code(reply.status)
+        .with_chunked_threshold(usize::MAX);
+    let common = [
+        ("Content-Type", content_type),
+        ("Cache-Control", "no-store"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Content-Security-Policy", csp),
+        ("X-Frame-Options", "DENY"),
+        ("Referrer-Policy", "no-referrer"),
+        ("Cross-Origin-Resource-Policy", "same-origin"),
+        ("Cross-Origin-Opener-Policy", "same-origin"),
+    ];
+    for (name, value) in common.into_iter().chain(reply.extra) {
+        if let Ok(h) = Header::from_bytes(name.as_bytes(), value.as_bytes()) {
+            resp.add_header(h);
+        }
+    }
+    let _ = req.respond(resp);
+}
+
+/// The page's policy: its own inline script and style by hash, fetches to itself only.
+fn page_csp(html: &str) -> String {
+    let scripts = hashes(inline_blocks(html, "script"));
+    let styles = hashes(inline_blocks(html, "style"));
+    format!(
+        "default-src 'none'; script-src {scripts}; style-src {styles}; connect-src 'self'; \
+         img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+}
+
+/// The text of every `<tag>…</tag>` element written without attributes.
+fn inline_blocks<'a>(html: &'a str, tag: &str) -> Vec<&'a str> {
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    let mut found = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find(&open) {
+        let after = &rest[i + open.len()..];
+        let Some(j) = after.find(&close) else { break };
+        found.push(&after[..j]);
+        rest = &after[j + close.len()..];
+    }
+    found
+}
+
+/// CSP source expressions for the blocks, or `'none'`.
+fn hashes(blocks: Vec<&str>) -> String {
+    if blocks.is_empty() {
+        return "'none'".into();
+    }
+    let b64 = base64::engine::general_purpose::STANDARD;
+    blocks
+        .iter()
+        .map(|b| {
+            let digest = ring::digest::digest(&ring::digest::SHA256, b.as_bytes());
+            format!("'sha256-{}'", b64.encode(digest.as_ref()))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A request header: absent, given once, or given more than once (refused where it matters).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Field<'a> {
+    Absent,
+    One(&'a str),
+    Many,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Verb {
+    Get,
+    Post,
+    Other,
+}
+
+/// What the checks read from a request.
+#[derive(Clone, Copy, Debug)]
+struct Head<'a> {
+    verb: Verb,
+    path: &'a str,
+    host: Field<'a>,
+    origin: Field<'a>,
+    fetch_site: Field<'a>,
+    content_type: Field<'a>,
+    authorization: Field<'a>,
+}
+
+impl<'a> Head<'a> {
+    fn of(req: &'a Request) -> Head<'a> {
+        let field = |name: &'static str| {
+            let mut f = Field::Absent;
+            for h in req.headers().iter().filter(|h| h.field.equiv(name)) {
+                f = match f {
+                    Field::Absent => Field::One(h.value.as_str()),
+                    _ => Field::Many,
+                };
+            }
+            f
+        };
+        let verb = match req.method() {
+            Method::Get => Verb::Get,
+            Method::Post => Verb::Post,
+            _ => Verb::Other,
+        };
+        Head {
+            verb,
+            path: req.url(),
+            host: field("Host"),
+            origin: field("Origin"),
+            fetch_site: field("Sec-Fetch-Site"),
+            content_type: field("Content-Type"),
+            authorization: field("Authorization"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Action {
+    Stop,
+    Pause,
+    Resume,
+    Rate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Route {
+    Page,
+    Status,
+    Control(Action),
+}
+
+/// A request turned away before anything was read or done.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Refusal {
+    status: u16,
+    message: &'static str,
+    allow: Option<&'static str>,
+}
+
+impl Refusal {
+    fn new(status: u16, message: &'static str) -> Refusal {
+        Refusal {
+            status,
+            message,
+            allow: None,
+        }
+    }
+
+    fn reply(self) -> Reply {
+        let mut r = Reply::error(self.status, self.message);
+        if let Some(allow) = self.allow {
+            r.extra.push(("Allow", allow));
+        }
+        if self.status == 401 {
+            r.extra
+                .push(("WWW-Authenticate", "Bearer realm=\"ingestbench\""));
+        }
+        r
+    }
+}
+
+/// Every check, in order: Host, route and method, token, Fetch Metadata, and for POSTs the
+/// origin and content type. Only the page itself needs no token.
+fn decide(head: &Head, policy: &Policy) -> Result<Route, Refusal> {
+    if !host_allowed(head.host, policy) {
+        return Err(Refusal::new(
+            403,
+            "this server answers only to its own address (Host refused)",
+        ));
+    }
+    let route = route(head.verb, head.path)?;
+    if route == Route::Page {
+        return Ok(route);
+    }
+    if let Some(token) = &policy.token
+        && !token_matches(head.authorization, token)
+    {
+        return Err(Refusal::new(
+            401,
+            "a token is needed: Authorization: Bearer <token>",
+        ));
+    }
+    if !fetch_site_allowed(head.fetch_site) {
+        return Err(Refusal::new(403, "cross-site requests are refused"));
+    }
+    if head.verb == Verb::Post {
+        if !origin_allowed(head.origin, head.host) {
+            return Err(Refusal::new(
+                403,
+                "requests from another origin are refused",
+            ));
+        }
+        if !is_json(head.content_type) {
+            return Err(Refusal::new(
+                415,
+                "control requests must be Content-Type: application/json",
+            ));
+        }
+    }
+    Ok(route)
+}
+
+/// The route of a path (its query, if any, left out) and whether the method fits it.
+fn route(verb: Verb, path: &str) -> Result<Route, Refusal> {
+    let path = path.split_once('?').map_or(path, |(p, _)| p);
+    let (route, wants) = match path {
+        "/" => (Route::Page, Verb::Get),
+        "/status.json" => (Route::Status, Verb::Get),
+        "/control/stop" => (Route::Control(Action::Stop), Verb::Post),
+        "/control/pause" => (Route::Control(Action::Pause), Verb::Post),
+        "/control/resume" => (Route::Control(Action::Resume), Verb::Post),
+        "/control/rate" => (Route::Control(Action::Rate), Verb::Post),
+        _ => return Err(Refusal::new(404, "no such page")),
+    };
+    if verb != wants {
+        let (message, allow) = match wants {
+            Verb::Post => ("control actions are POSTs", "POST"),
+            _ => ("this page is read with GET", "GET"),
+        };
+        return Err(Refusal {
+            status: 405,
+            message,
+            allow: Some(allow),
+        });
+    }
+    Ok(route)
+}
+
+/// The names this server answers to: on loopback only its loopback names with its port; off
+/// loopback any well-formed name with its port (the token is the defence there).
+fn host_allowed(host: Field, policy: &Policy) -> bool {
+    let Field::One(host) = host else { return false };
+    let Some((name, port)) = split_host(host) else {
+        return false;
+    };
+    // Browsers leave the default port out.
+    if port.unwrap_or(80) != policy.port {
+        return false;
+    }
+    let name = name.to_ascii_lowercase();
+    if ["127.0.0.1", "localhost", "[::1]"].contains(&name.as_str()) {
+        return true;
+    }
+    !policy.loopback && is_host_name(&name)
+}
+
+/// `name[:port]`, with IPv6 literals in brackets; `None` when malformed.
+fn split_host(host: &str) -> Option<(&str, Option<u16>)> {
+    let (name, port) = if host.starts_with('[') {
+        let end = host.find(']')? + 1;
+        let rest = &host[end..];
+        match rest.strip_prefix(':') {
+            Some(p) => (&host[..end], Some(p)),
+            None if rest.is_empty() => (&host[..end], None),
+            None => return None,
+        }
+    } else {
+        match host.split_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (host, None),
+        }
+    };
+    let port = match port {
+        Some(p) if is_canonical_port(p) => Some(p.parse::<u16>().ok()?),
+        Some(_) => return None,
+        None => None,
+    };
+    (!name.is_empty()).then_some((name, port))
+}
+
+/// 1 to 5 digits, no sign, no leading zero.
+fn is_canonical_port(p: &str) -> bool {
+    (1..=5).contains(&p.len())
+        && p.bytes().all(|b| b.is_ascii_digit())
+        && (p == "0" || !p.starts_with('0'))
+}
+
+fn is_host_name(name: &str) -> bool {
+    let ok = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'.';
+    let v6 = |b: u8| b.is_ascii_hexdigit() || b == b':' || b == b'.';
+    match name.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
+        Some(inner) => !inner.is_empty() && inner.bytes().all(v6),
+        None => name.len() <= 253 && name.bytes().all(ok),
+    }
+}
+
+/// No Origin (curl, scripts) passes; one must be exactly `http://` + the Host.
+fn origin_allowed(origin: Field, host: Field) -> bool {
+    match (origin, host) {
+        (Field::Absent, _) => true,
+        (Field::One(o), Field::One(h)) => o
+            .strip_prefix("http://")
+            .is_some_and(|rest| rest.eq_ignore_ascii_case(h)),
+        _ => false,
+    }
+}
+
+/// Browsers say where a request comes from; only this origin (or the user, `none`) passes.
+fn fetch_site_allowed(site: Field) -> bool {
+    match site {
+        Field::Absent => true,
+        Field::One(s) => {
+            let s = s.trim();
+            s.eq_ignore_ascii_case("same-origin") || s.eq_ignore_ascii_case("none")
+        }
+        Field::Many => false,
+    }
+}
+
+/// `application/json`, with or without parameters such as a charset.
+fn is_json(content_type: Field) -> bool {
+    let Field::One(ct) = content_type else {
+        return false;
+    };
+    let media = ct.split_once(';').map_or(ct, |(m, _)| m);
+    media.trim().eq_ignore_ascii_case("application/json")
+}
+
+fn token_matches(authorization: Field, token: &[u8]) -> bool {
+    let Field::One(auth) = authorization else {
+        return false;
+    };
+    let Some((scheme, given)) = auth.trim().split_once(' ') else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case("bearer") && constant_time_eq(given.trim().as_bytes(), token)
+}
+
+/// Equality whose time depends only on the expected length, not on where bytes differ.
+fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
+    let mut diff = u8::from(given.len() != expected.len());
+    for (i, e) in expected.iter().enumerate() {
+        diff |= e ^ given.get(i).copied().unwrap_or(0);
+    }
+    std::hint::black_box(diff) == 0
+}
+
+/// A rate body: exactly one of `eps` and `factor`, a JSON number.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateBody {
+    eps: Option<f64>,
+    factor: Option<f64>,
+}
+
+fn parse_rate(body: &[u8]) -> Result<Rate, String> {
+    let b: RateBody = serde_json::from_slice(body)
+        .map_err(|e| format!(r#"the body must be {{"eps": N}} or {{"factor": F}}: {e}"#))?;
+    match (b.eps, b.factor) {
+        (Some(eps), None) => Ok(Rate::Eps(eps)),
+        (None, Some(f)) => Ok(Rate::Factor(f)),
+        (Some(_), Some(_)) => Err("give eps or factor, not both".into()),
+        (None, None) => Err(r#"give a rate: {"eps": N} or {"factor": F}"#.into()),
+    }
+}
+
+/// Stop, pause and resume take nothing: an empty body or `{}`.
+fn parse_no_arguments(body: &[u8]) -> Result<(), String> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(());
+    }
+    match serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(body) {
+        Ok(m) if m.is_empty() => Ok(()),
+        _ => Err("this action takes no arguments: send {} or nothing".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local(port: u16) -> Policy {
+        Policy {
+            port,
+            loopback: true,
+            token: None,
+        }
+    }
+
+    #[test]
+    fn host_allowlist() {
+        use Field::*;
+        let lo = local(8080);
+        let remote = Policy {
+            port: 8080,
+            loopback: false,
+            token: Some(b"t".to_vec()),
+        };
+        let table: &[(Field, bool, bool)] = &[
+            // (Host, on loopback, off loopback)
+            (One("127.0.0.1:8080"), true, true),
+            (One("localhost:8080"), true, true),
+            (One("LocalHost:8080"), true, true),
+            (One("[::1]:8080"), true, true),
+            (One("127.0.0.1:8081"), false, false),
+            (One("127.0.0.1"), false, false),
+            (One("evil.example:8080"), false, true),
+            (One("localhost.evil.example:8080"), false, true),
+            (One("10.1.2.3:8080"), false, true),
+            (One("[fe80::1]:8080"), false, true),
+            (One("127.0.0.2:8080"), false, true),
+            (One("localhost:+8080"), false, false),
+            (One("localhost:08080"), false, false),
+            (One("localhost:"), false, false),
+            (One(":8080"), false, false),
+            (One("[::1]x:8080"), false, false),
+            (One("ev il:8080"), false, false),
+            (One("a/b:8080"), false, false),
+            (One(""), false, false),
+            (Absent, false, false),
+            (Many, false, false),
+        ];
+        for (host, on_lo, off_lo) in table {
+            assert_eq!(host_allowed(*host, &lo), *on_lo, "{host:?} on loopback");
+            assert_eq!(
+                host_allowed(*host, &remote),
+                *off_lo,
+                "{host:?} off loopback"
+            );
+        }
+        // Port 80: browsers leave the port out.
+        assert!(host_allowed(One("localhost"), &local(80)));
+        assert!(host_allowed(One("127.0.0.1:80"), &local(80)));
+    }
+
+    #[test]
+    fn origin_must_be_exactly_this_server() {
+        use Field::*;
+        let h = One("127.0.0.1:8080");
+        let table: &[(Field, bool)] = &[
+            (Absent, true),
+            (One("http://127.0.0.1:8080"), true),
+            (One("https://127.0.0.1:8080"), false),
+            (One("http://127.0.0.1:8081"), false),
+            (One("http://localhost:8080"), false),
+            (One("http://127.0.0.1:8080.evil.example"), false),
+            (One("http://127.0.0.1:8080/"), false),
+            (One("null"), false),
+            (One(""), false),
+            (Many, false),
+        ];
+        for (origin, want) in table {
+            assert_eq!(origin_allowed(*origin, h), *want, "{origin:?}");
+        }
+        assert!(!origin_allowed(One("http://x:1"), Absent));
+    }
+
+    #[test]
+    fn fetch_site_and_content_type() {
+        use Field::*;
+        for (site, want) in [
+            (Absent, true),
+            (One("same-origin"), true),
+            (One("none"), true),
+            (One("same-site"), false),
+            (One("cross-site"), false),
+            (One("Cross-Site"), false),
+            (Many, false),
+        ] {
+            assert_eq!(fetch_site_allowed(site), want, "{site:?}");
+        }
+        for (ct, want) in [
+            (One("application/json"), true),
+            (One("Application/JSON; charset=utf-8"), true),
+            (One(" application/json ;charset=UTF-8"), true),
+            (One("text/plain"), false),
+            (One("application/x-www-form-urlencoded"), false),
+            (One("multipart/form-data; boundary=x"), false),
+            (One("application/jsonp"), false),
+            (One("application/json-seq"), false),
+            (One(""), false),
+            (Absent, false),
+            (Many, false),
+        ] {
+            assert_eq!(is_json(ct), want, "{ct:?}");
+        }
+    }
+
+    #[test]
+    fn token_compare() {
+        use Field::*;
+        let t = b"s3cret-token";
+        for (auth, want) in [
+            (One("Bearer s3cret-token"), true),
+            (One("bearer s3cret-token"), true),
+            (One("Bearer  s3cret-token "), true),
+            (One("Bearer s3cret-tokex"), false),
+            (One("Bearer s3cret-token2"), false),
+            (One("Bearer s3cret-toke"), false),
+            (One("Bearer "), false),
+            (One("Basic s3cret-token"), false),
+            (One("s3cret-token"), false),
+            (Absent, false),
+            (Many, false),
+        ] {
+            assert_eq!(token_matches(auth, t), want, "{auth:?}");
+        }
+        assert!(constant_time_eq(b"", b""));
+        assert!(!constant_time_eq(b"a\0", b"a"));
+        assert!(!constant_time_eq(b"a", b"a\0"));
+    }
+
+    #[test]
+    fn rate_bodies() {
+        let table: &[(&str, Option<Rate>)] = &[
+            (r#"{"eps": 5000}"#, Some(Rate::Eps(5000.0))),
+            (r#"{"eps": 12.5}"#, Some(Rate::Eps(12.5))),
+            (r#"{"factor": 1.5}"#, Some(Rate::Factor(1.5))),
+            // Range is for Control to judge (it answers Invalid: 400).
+            (r#"{"eps": -1}"#, Some(Rate::Eps(-1.0))),
+            (r#"{"eps": 1, "factor": 2}"#, None),
+            (r#"{}"#, None),
+            (r#"{"eps": null}"#, None),
+            (r#"{"eps": "100"}"#, None),
+            (r#"{"eps": 1e999}"#, None),
+            (r#"{"rate": 100}"#, None),
+            (r#"[100]"#, None),
+            ("100", None),
+            ("", None),
+            ("{\"eps\": 1", None),
+            ("\u{0}", None),
+        ];
+        for (body, want) in table {
+            assert_eq!(parse_rate(body.as_bytes()).ok(), *want, "{body:?}");
+        }
+        for (body, ok) in [
+            ("", true),
+            (" \n", true),
+            ("{}", true),
+            (" { } ", true),
+            (r#"{"now": true}"#, false),
+            ("[]", false),
+            ("null", false),
+            ("x", false),
+        ] {
+            assert_eq!(parse_no_arguments(body.as_bytes()).is_ok(), ok, "{body:?}");
+        }
+    }
+
+    fn head(verb: Verb, path: &str) -> Head<'_> {
+        Head {
+            verb,
+            path,
+            host: Field::One("127.0.0.1:8080"),
+            origin: Field::Absent,
+            fetch_site: Field::Absent,
+            content_type: Field::One("application/json"),
+            authorization: Field::Absent,
+        }
+    }
+
+    #[test]
+    fn decisions() {
+        use Verb::*;
+        let lo = local(8080);
+        let code = |h: Head, p: &Policy| decide(&h, p).err().map(|r| r.status);
+        assert_eq!(decide(&head(Get, "/"), &lo), Ok(Route::Page));
+        assert_eq!(decide(&head(Get, "/status.json"), &lo), Ok(Route::Status));
+        assert_eq!(
+            decide(&head(Post, "/control/rate"), &lo),
+            Ok(Route::Control(Action::Rate))
+        );
+        assert_eq!(code(head(Get, "/control/stop"), &lo), Some(405));
+        assert_eq!(code(head(Post, "/status.json"), &lo), Some(405));
+        assert_eq!(code(head(Other, "/"), &lo), Some(405));
+        assert_eq!(code(head(Get, "/nope"), &lo), Some(404));
+        assert_eq!(code(head(Get, "/status.json/"), &lo), Some(404));
+        assert_eq!(code(head(Get, "/../status.json"), &lo), Some(404));
+        let rebound = Head {
+            host: Field::One("evil.example:8080"),
+            ..head(Get, "/")
+        };
+        assert_eq!(code(rebound, &lo), Some(403));
+        let cross = Head {
+            fetch_site: Field::One("cross-site"),
+            ..head(Get, "/status.json")
+        };
+        assert_eq!(code(cross, &lo), Some(403));
+        let form = Head {
+            content_type: Field::One("text/plain"),
+            ..head(Post, "/control/stop")
+        };
+        assert_eq!(code(form, &lo), Some(415));
+        let foreign = Head {
+            origin: Field::One("http://evil.example"),
+            ..head(Post, "/control/stop")
+        };
+        assert_eq!(code(foreign, &lo), Some(403));
+        let with_token = Policy {
+            token: Some(b"tok".to_vec()),
+            ..local(8080)
+        };
+        assert_eq!(decide(&head(Get, "/"), &with_token), Ok(Route::Page));
+        assert_eq!(code(head(Get, "/status.json"), &with_token), Some(401));
+        let authed = Head {
+            authorization: Field::One("Bearer tok"),
+            ..head(Get, "/status.json?x=1")
+        };
+        assert_eq!(decide(&authed, &with_token), Ok(Route::Status));
+    }
+
+    #[test]
+    fn options_rules() {
+        let opts = |listen: &str, allow_remote: bool, token: Option<&str>| StatusOptions {
+            listen: listen.parse().unwrap(),
+            allow_remote,
+            token: token.map(String::from),
+        };
+        assert!(matches!(
+            checked_token(&opts("127.0.0.1:0", false, None)),
+            Ok(None)
+        ));
+        assert!(matches!(
+            checked_token(&opts("[::1]:0", false, Some("t"))),
+            Ok(Some(_))
+        ));
+        assert!(matches!(
+            checked_token(&opts("0.0.0.0:0", false, Some("t"))),
+            Err(StatusError::NotLoopback { .. })
+        ));
+        assert!(matches!(
+            checked_token(&opts("0.0.0.0:0", true, None)),
+            Err(StatusError::NoToken { .. })
+        ));
+        assert!(matches!(
+            checked_token(&opts("0.0.0.0:0", true, Some("t"))),
+            Ok(Some(_))
+        ));
+        for bad in ["", "two words", "tab\there", "é"] {
+            let e = checked_token(&opts("127.0.0.1:0", false, Some(bad)));
+            assert!(matches!(e, Err(StatusError::BadToken { .. })), "{bad:?}");
+        }
+        let secret = opts("0.0.0.0:0", true, Some("hunter2"));
+        assert!(!format!("{secret:?}").contains("hunter2"));
+    }
+
+    #[test]
+    fn the_page_is_self_contained_and_its_csp_hashes_its_own_code() {
+        assert_eq!(inline_blocks(PAGE, "script").len(), 1);
+        assert_eq!(inline_blocks(PAGE, "style").len(), 1);
+        let csp = page_csp(PAGE);
+        assert_eq!(csp.matches("'sha256-").count(), 2, "{csp}");
+        assert!(!csp.contains("unsafe"), "{csp}");
+        for external in ["src=\"http", "href=\"http", "@import", "url(http", "//cdn"] {
+            assert!(!PAGE.contains(external), "the page loads {external}");
+        }
+        assert!(
+            !PAGE.contains("style=\""),
+            "inline style attributes are blocked by the CSP"
+        );
+        assert_eq!(
+            inline_blocks(
+                "<p><script>a</script><script>bc</script><script>x",
+                "script"
+            ),
+            ["a", "bc"]
+        );
+        assert_eq!(hashes(vec![]), "'none'");
+        // Known vector: SHA-256 of "abc".
+        assert_eq!(
+            hashes(vec!["abc"]),
+            "'sha256-ungWv48Bz+pBQUDeXa4iI7ADYaOWF3qctBD/YfIAFa0='"
+        );
+    }
+}
