@@ -26,7 +26,7 @@ fn generators() -> Vec<(String, Generator)> {
         .map(|id| {
             let p = pack::load_compiled(&cat, &id, &semver::VersionReq::STAR, &entities, true)
                 .expect("pack compiles");
-            (id, Generator::new(p, 1, "r-0123456789ab"))
+            (id, Generator::new(p.program.clone(), 1, "r-0123456789ab"))
         })
         .collect()
 }

@@ -78,7 +78,7 @@ fn requests(agent: u32, n: usize, batch: u64, gzip: bool) -> Vec<Vec<u8>> {
         true,
     )
     .expect("aws.cloudtrail compiles");
-    let mut g = Generator::new(p, 7, "r-bench0000001");
+    let mut g = Generator::new(p.program.clone(), 7, "r-bench0000001");
     let mut ev = Vec::with_capacity(8192);
     let mut seq = 0u64;
     (0..n)

@@ -87,7 +87,7 @@ fn cycle(agent: u32, n: usize, lf: bool, udp: bool) -> (Vec<u8>, Vec<(usize, usi
         true,
     )
     .expect("linux.syslog compiles");
-    let mut g = Generator::new(p, 11, "r-sysbench01");
+    let mut g = Generator::new(p.program.clone(), 11, "r-sysbench01");
     let mut ev = Vec::with_capacity(1024);
     let mut buf = Vec::with_capacity(n * 230);
     // (start of the message in buf, offset of its seq digits in buf)

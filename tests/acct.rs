@@ -16,7 +16,7 @@ fn every_pack_tags_round_trip() {
     for id in ids {
         let p = pack::load_compiled(&cat, &id, &semver::VersionReq::STAR, &entities, true)
             .unwrap_or_else(|e| panic!("{id}: {e:?}"));
-        let mut g = Generator::new(p, 11, "r-0a1b2c3d4e5f");
+        let mut g = Generator::new(p.program.clone(), 11, "r-0a1b2c3d4e5f");
         let mut ev = Vec::new();
         let mut all = Vec::new();
         for i in 0..300u64 {

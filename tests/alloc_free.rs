@@ -21,7 +21,7 @@ fn rendering_allocates_nothing_per_event() {
     for id in ids {
         let p = pack::load_compiled(&cat, &id, &semver::VersionReq::STAR, &entities, true)
             .unwrap_or_else(|e| panic!("{id}: {e:?}"));
-        let mut g = Generator::new(p, 9, "r-0123456789ab");
+        let mut g = Generator::new(p.program.clone(), 9, "r-0123456789ab");
         let mut buf = Vec::with_capacity(1 << 20);
         let mut ctx = EventCtx {
             index: 0,

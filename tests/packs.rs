@@ -41,7 +41,7 @@ fn compiled(id: &str, seed: u64) -> Arc<CompiledPack> {
 /// `n` events of pack `id`, one per line, with a fixed seed, anchor and run id.
 fn render(id: &str, seed: u64, n: u64) -> (Arc<CompiledPack>, Vec<Vec<u8>>) {
     let p = compiled(id, seed);
-    let mut g = Generator::new(p.clone(), seed, "r-golden");
+    let mut g = Generator::new(p.program.clone(), seed, "r-golden");
     let t0 = parse_rfc3339("2026-01-05T09:00:00.125Z").unwrap();
     let events = (0..n)
         .map(|i| {
@@ -258,7 +258,7 @@ events:
     let (p, _) = open
         .compile(&Entities::generate(1, &Sizes::default()), false)
         .unwrap();
-    let mut g = Generator::new(p, 1, "r");
+    let mut g = Generator::new(p.program.clone(), 1, "r");
     let mut out = Vec::new();
     g.render(&EventCtx::default(), &mut out);
     let line = String::from_utf8(out).unwrap();

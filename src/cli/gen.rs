@@ -170,7 +170,7 @@ pub fn run(a: Args) -> Exit {
     let threads = if a.rate.is_some() { 1 } else { a.threads };
     let mut workers: Vec<(Generator, Vec<u8>, Vec<u8>)> = (0..threads)
         .map(|_| {
-            let g = Generator::new(pack.clone(), seed, "r-gen").with_jitter(jitter);
+            let g = Generator::new(pack.program.clone(), seed, "r-gen").with_jitter(jitter);
             (g, Vec::with_capacity(1 << 16), Vec::with_capacity(1 << 20))
         })
         .collect();

@@ -190,9 +190,10 @@ fn show(a: ShowArgs) -> Exit {
         "  syslog: app_name {}, facility {}, severity {}, msgid {}",
         d.syslog.app_name, d.syslog.facility, d.syslog.severity, d.syslog.msgid
     ));
-    let total: u64 = compiled.events.iter().map(|e| u64::from(e.weight)).sum();
+    let events = &compiled.program.events;
+    let total: u64 = events.iter().map(|e| u64::from(e.weight)).sum();
     super::out("\nevent types (weight, share, ATT&CK, fields):");
-    for e in &compiled.events {
+    for e in events {
         let share = 100.0 * f64::from(e.weight) / total.max(1) as f64;
         let mitre = if e.mitre.is_empty() {
             "-".to_string()
@@ -206,7 +207,7 @@ fn show(a: ShowArgs) -> Exit {
         super::out(&format!("      {}", e.slot_names.join(" ")));
     }
     let json = d.carrier == Carrier::Json;
-    let mut g = Generator::new(compiled.clone(), 1, "r-sample");
+    let mut g = Generator::new(compiled.program.clone(), 1, "r-sample");
     let mut buf = Vec::new();
     g.render(
         &EventCtx {

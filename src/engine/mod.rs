@@ -227,7 +227,7 @@ fn spawn_workers(
             },
             batch_events: plan.batch_events,
             batch_bytes: plan.batch_bytes,
-            generator: Generator::new(plan.pack.clone(), plan.seed, &plan.run_id)
+            generator: Generator::new(plan.pack.program.clone(), plan.seed, &plan.run_id)
                 .with_jitter(plan.jitter_ns),
             timeline: plan.timeline.clone(),
             start,

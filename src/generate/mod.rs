@@ -1,10 +1,11 @@
-//! The event generator: renders one event of a compiled pack into a caller's buffer. Event i
-//! depends only on (seed, i) and the context the caller passes (time, agent, sequence number),
-//! so the same seed gives the same bytes whatever the thread count. Rendering draws every slot
+//! The event generator: renders one event of a compiled `program::Program` into a caller's
+//! buffer. Event i depends only on (seed, i) and the context the caller passes (time, agent,
+//! sequence number), so the same seed gives the same bytes whatever the thread count. Rendering draws every slot
 //! once, then walks the event's ops: literal copies, pre-escaped table entries, and numbers
 //! written with `num`. No allocation (once the output buffer has room), no locks, no I/O.
 
 pub mod alias;
+pub mod program;
 pub mod time;
 pub mod timeline;
 
@@ -16,7 +17,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use crate::bytes::{
     Sink, write_hex, write_hex_min, write_i64, write_u64, write_u64_padded, write_uuid,
 };
-use crate::pack::compile::{AcctStyle, CompiledPack, Draw, NumFmt, Op};
+use program::{AcctStyle, Draw, NumFmt, Op, Program};
 use time::TsWriter;
 
 /// What the caller knows about the event being rendered.
@@ -33,7 +34,7 @@ pub struct EventCtx {
 }
 
 pub struct Generator {
-    pack: Arc<CompiledPack>,
+    program: Arc<Program>,
     seed: u64,
     jitter_ns: u64,
     run_id: Vec<u8>,
@@ -58,11 +59,11 @@ fn below(r: u64, span: u64) -> u64 {
 
 impl Generator {
     /// `run_id` is copied once; `seed` fixes every random choice.
-    pub fn new(pack: Arc<CompiledPack>, seed: u64, run_id: &str) -> Self {
-        let vals = vec![[0; 2]; pack.max_slots];
-        let ts = pack.ts_sites.iter().map(|f| TsWriter::new(*f)).collect();
+    pub fn new(program: Arc<Program>, seed: u64, run_id: &str) -> Self {
+        let vals = vec![[0; 2]; program.max_slots];
+        let ts = program.ts_sites.iter().map(|f| TsWriter::new(*f)).collect();
         Generator {
-            pack,
+            program,
             seed,
             jitter_ns: 0,
             run_id: run_id.as_bytes().to_vec(),
@@ -77,20 +78,16 @@ impl Generator {
         self
     }
 
-    pub fn pack(&self) -> &CompiledPack {
-        &self.pack
-    }
-
     /// Appends one event to `out`; returns the index of the event type chosen.
     #[inline]
     pub fn render(&mut self, ctx: &EventCtx, out: &mut Vec<u8>) -> usize {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, ctx.index));
-        let e = self.pack.pick.sample(rng.next_u64());
+        let e = self.program.pick.sample(rng.next_u64());
         self.render_with(e, &mut rng, ctx, out);
         e
     }
 
-    /// Appends one event of type `event` (an index into the pack's events).
+    /// Appends one event of type `event` (an index into the program's events).
     pub fn render_event(&mut self, event: usize, ctx: &EventCtx, out: &mut Vec<u8>) {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, ctx.index));
         let _ = rng.next_u64();
@@ -104,8 +101,8 @@ impl Generator {
         ctx: &EventCtx,
         out: &mut Vec<u8>,
     ) {
-        let pack = &*self.pack;
-        let ev = &pack.events[event];
+        let program = &*self.program;
+        let ev = &program.events[event];
         let time = if self.jitter_ns == 0 {
             ctx.time_ns
         } else {
@@ -123,7 +120,7 @@ impl Generator {
                 }
                 Op::Str { slot, table } => {
                     out.extend_from_slice(
-                        pack.tables[*table as usize].get(self.vals[*slot as usize][0] as usize),
+                        program.tables[*table as usize].get(self.vals[*slot as usize][0] as usize),
                     );
                 }
                 Op::Num { slot, how } => {

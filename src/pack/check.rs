@@ -3,8 +3,6 @@
 //! seven header fields; an RFC 5424 message has its header). A template that renders broken
 //! events is a pack error with its field path, not bad traffic discovered later.
 
-use std::sync::Arc;
-
 use crate::generate::{EventCtx, Generator};
 use crate::pack::compile::{CompiledPack, snippet};
 use crate::pack::load::{Carrier, Format};
@@ -14,10 +12,9 @@ const TRIALS: u64 = 24;
 /// Problems as (field path, message); empty when every event type renders well.
 pub fn trial_render(pack: &CompiledPack) -> Vec<(String, String)> {
     let mut problems = Vec::new();
-    let shared = Arc::new(pack.clone());
-    let mut g = Generator::new(shared, 0x5eed, "r-trial");
+    let mut g = Generator::new(pack.program.clone(), 0x5eed, "r-trial");
     let mut out = Vec::new();
-    for (e, ev) in pack.events.iter().enumerate() {
+    for (e, ev) in pack.program.events.iter().enumerate() {
         let path = pack
             .def
             .events

@@ -1,4 +1,5 @@
-//! Compiling a `PackDef` once into what the generator runs: per event type, a list of ops
+//! Compiling a `PackDef` once into what the generator runs (a `generate::program::Program`,
+//! held in `CompiledPack` beside the definition): per event type, a list of ops
 //! (literal byte ranges, slot sites, the accounting tag) and the slot draws; per pack, string
 //! tables of choice values and entity attributes already escaped for the context of each site
 //! (inside a JSON string, a CEF header or extension, an RFC 5424 SD value). Rendering is then
@@ -6,8 +7,10 @@
 //! the result parses in its format, so a broken template is a load error, not bad traffic.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::generate::alias::Alias;
+use crate::generate::program::{AcctStyle, CompiledEvent, Draw, NumFmt, Op, Program, StrTable};
 use crate::generate::time::TsFormat;
 use crate::pack::entities::Entities;
 use crate::pack::load::{Carrier, ChoiceValue, Dist, FieldDef, Format, PackDef, SlotDef};
@@ -23,141 +26,12 @@ pub enum Ctx {
     SdValue,
 }
 
-/// Strings addressed by index, stored back to back.
-#[derive(Clone, Debug, Default)]
-pub struct StrTable {
-    ends: Vec<u32>,
-    data: Vec<u8>,
-}
-
-impl StrTable {
-    fn push(&mut self, s: &[u8]) {
-        self.data.extend_from_slice(s);
-        self.ends.push(self.data.len() as u32);
-    }
-
-    #[inline]
-    pub fn get(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.data[start..self.ends[i] as usize]
-    }
-
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-}
-
-/// How a drawn number is written.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum NumFmt {
-    Dec,
-    SignedDec,
-    /// `0x1a2b` (lower case, prefixed)
-    HexPrefixed,
-    /// `1A2B` (upper case, bare)
-    HexUpper,
-    Float {
-        decimals: u8,
-    },
-    Ipv4,
-    Ipv6,
-    Uuid {
-        upper: bool,
-    },
-    Hex {
-        len: u8,
-        upper: bool,
-    },
-    Ts(u16),
-}
-
-/// Where the accounting tag goes and how it looks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AcctStyle {
-    /// `,"ingestbench":{…}` (default place) or `"ingestbench":{…}` (explicit `{{@acct}}`).
-    Json { leading_comma: bool },
-    /// `[ingestbench@32473 run="…" agent="…" seq="…"]`
-    Sd,
-    /// ` ingestbenchRun=… ingestbenchAgent=… ingestbenchSeq=…`
-    Cef,
-    /// ` ingestbench_run=… ingestbench_agent=… ingestbench_seq=…`
-    Kv,
-    /// `,ingestbench_run=…,ingestbench_agent=…,ingestbench_seq=…`
-    Csv,
-}
-
-#[derive(Clone, Debug)]
-pub enum Op {
-    Lit { start: u32, end: u32 },
-    Str { slot: u16, table: u32 },
-    Num { slot: u16, how: NumFmt },
-    Acct(AcctStyle),
-}
-
-/// How a slot's value is drawn, once per event.
-#[derive(Clone, Debug)]
-pub enum Draw {
-    Choice(Alias),
-    /// Skewed toward low indices: a few entities are busy, most are quiet.
-    Entity {
-        n: u64,
-    },
-    Int {
-        min: i64,
-        span: u64,
-    },
-    IntLog {
-        ln_lo: f64,
-        ln_hi: f64,
-        shift: i64,
-        max: i64,
-    },
-    Ipv4 {
-        base: u32,
-        size: u64,
-    },
-    Ipv6 {
-        base: u128,
-        host_bits: u8,
-    },
-    Random,
-    Counter {
-        start: i64,
-        step: i64,
-    },
-    Time {
-        lo: i64,
-        span: u64,
-    },
-    Seq,
-}
-
-#[derive(Clone, Debug)]
-pub struct CompiledEvent {
-    pub name: String,
-    pub weight: u32,
-    pub mitre: Vec<String>,
-    pub lit: Vec<u8>,
-    pub ops: Vec<Op>,
-    pub draws: Vec<Draw>,
-    /// Field names in draw order (for `sources show`).
-    pub slot_names: Vec<String>,
-}
-
+/// A pack compiled: its definition (for messages, formats, `sources show`) and the program
+/// its generators run.
 #[derive(Clone, Debug)]
 pub struct CompiledPack {
     pub def: PackDef,
-    pub events: Vec<CompiledEvent>,
-    pub pick: Alias,
-    pub tables: Vec<StrTable>,
-    pub max_slots: usize,
-    pub accounting: bool,
-    /// The format of each timestamp site, in `NumFmt::Ts` index order.
-    pub ts_sites: Vec<TsFormat>,
+    pub program: Arc<Program>,
 }
 
 /// A template broken into literal text and slot markers, each with its escaping context.
@@ -316,12 +190,14 @@ pub fn compile(
     let max_slots = events.iter().map(|e| e.draws.len()).max().unwrap_or(0);
     let pack = CompiledPack {
         def: def.clone(),
-        pick: Alias::new(&weights),
-        events,
-        tables,
-        max_slots,
-        accounting,
-        ts_sites,
+        program: Arc::new(Program {
+            pick: Alias::new(&weights),
+            events,
+            tables,
+            max_slots,
+            accounting,
+            ts_sites,
+        }),
     };
     let trial = crate::pack::check::trial_render(&pack);
     if !trial.is_empty() {

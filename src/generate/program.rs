@@ -1,0 +1,144 @@
+//! The compiled program a generator runs: per event type, its ops (literal byte ranges, slot
+//! sites, the accounting tag) and slot draws; per pack, the string tables of pre-escaped values,
+//! the timestamp sites and the event-type picker. Plain data, built once by `pack::compile`
+//! and read by `Generator`; `generate` imports nothing from `pack` (pack → generate, one way).
+
+use crate::generate::alias::Alias;
+use crate::generate::time::TsFormat;
+
+/// Strings addressed by index, stored back to back.
+#[derive(Clone, Debug, Default)]
+pub struct StrTable {
+    ends: Vec<u32>,
+    data: Vec<u8>,
+}
+
+impl StrTable {
+    pub(crate) fn push(&mut self, s: &[u8]) {
+        self.data.extend_from_slice(s);
+        self.ends.push(self.data.len() as u32);
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.data[start..self.ends[i] as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
+/// How a drawn number is written.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NumFmt {
+    Dec,
+    SignedDec,
+    /// `0x1a2b` (lower case, prefixed)
+    HexPrefixed,
+    /// `1A2B` (upper case, bare)
+    HexUpper,
+    Float {
+        decimals: u8,
+    },
+    Ipv4,
+    Ipv6,
+    Uuid {
+        upper: bool,
+    },
+    Hex {
+        len: u8,
+        upper: bool,
+    },
+    Ts(u16),
+}
+
+/// Where the accounting tag goes and how it looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AcctStyle {
+    /// `,"ingestbench":{…}` (default place) or `"ingestbench":{…}` (explicit `{{@acct}}`).
+    Json { leading_comma: bool },
+    /// `[ingestbench@32473 run="…" agent="…" seq="…"]`
+    Sd,
+    /// ` ingestbenchRun=… ingestbenchAgent=… ingestbenchSeq=…`
+    Cef,
+    /// ` ingestbench_run=… ingestbench_agent=… ingestbench_seq=…`
+    Kv,
+    /// `,ingestbench_run=…,ingestbench_agent=…,ingestbench_seq=…`
+    Csv,
+}
+
+#[derive(Clone, Debug)]
+pub enum Op {
+    Lit { start: u32, end: u32 },
+    Str { slot: u16, table: u32 },
+    Num { slot: u16, how: NumFmt },
+    Acct(AcctStyle),
+}
+
+/// How a slot's value is drawn, once per event.
+#[derive(Clone, Debug)]
+pub enum Draw {
+    Choice(Alias),
+    /// Skewed toward low indices: a few entities are busy, most are quiet.
+    Entity {
+        n: u64,
+    },
+    Int {
+        min: i64,
+        span: u64,
+    },
+    IntLog {
+        ln_lo: f64,
+        ln_hi: f64,
+        shift: i64,
+        max: i64,
+    },
+    Ipv4 {
+        base: u32,
+        size: u64,
+    },
+    Ipv6 {
+        base: u128,
+        host_bits: u8,
+    },
+    Random,
+    Counter {
+        start: i64,
+        step: i64,
+    },
+    Time {
+        lo: i64,
+        span: u64,
+    },
+    Seq,
+}
+
+#[derive(Clone, Debug)]
+pub struct CompiledEvent {
+    pub name: String,
+    pub weight: u32,
+    pub mitre: Vec<String>,
+    pub lit: Vec<u8>,
+    pub ops: Vec<Op>,
+    pub draws: Vec<Draw>,
+    /// Field names in draw order (for `sources show`).
+    pub slot_names: Vec<String>,
+}
+
+/// Everything a `Generator` needs to render a pack's events.
+#[derive(Clone, Debug)]
+pub struct Program {
+    pub events: Vec<CompiledEvent>,
+    pub pick: Alias,
+    pub tables: Vec<StrTable>,
+    pub max_slots: usize,
+    pub accounting: bool,
+    /// The format of each timestamp site, in `NumFmt::Ts` index order.
+    pub ts_sites: Vec<TsFormat>,
+}
