@@ -1,12 +1,16 @@
 //! The run engine allocates nothing per event or per batch in steady state: a global allocator
 //! counts allocations made on worker threads (named `ingestbench-w…`) while a run against the
-//! built-in sink is in full swing, between its second and fifth second: over HTTP (lphc) and
-//! over syslog UDP (datagrams grouped by size into GSO buffers).
+//! built-in sink is in full swing, between its second and fifth second: over HTTP (lphc),
+//! over syslog UDP (datagrams grouped by size into GSO buffers), and over HTTP with the status
+//! page and `/metrics` scraped every 50 ms while the run is paused, resumed and re-rated
+//! through the control endpoints.
 
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
 
-use std::time::Duration;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
 
 #[global_allocator]
 static A: counting_alloc::OnThreads = counting_alloc::OnThreads("ingestbench-w");
@@ -27,36 +31,109 @@ fn workers_do_not_allocate_in_steady_state() {
             "linux.syslog",
         ),
     ] {
-        let during = steady_state_allocations(&format!(
-            "schema_version: \"1.0\"\nseed: 3\ntarget:\n  {target}\nsource: {{ id: {source} }}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 6s }} }}\n"
-        ));
+        let during = steady_state_allocations(
+            &format!(
+                "schema_version: \"1.0\"\nseed: 3\ntarget:\n  {target}\nsource: {{ id: {source} }}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 6s }} }}\n"
+            ),
+            &[],
+            |_| {},
+        );
         // 3 s at 20,000 events/s is 60,000 events in 300 batches on 2 workers.
         assert_eq!(
             during, 0,
             "{what}: {during} allocations on worker threads in steady state"
         );
     }
+    scrapes_and_control_cost_workers_no_allocation();
 }
 
-/// Runs `yaml` on 2 threads and counts allocations on worker threads from second 2 to 5.
-fn steady_state_allocations(yaml: &str) -> u64 {
+/// HTTP again, with both endpoints scraped and the run steered (after the others: the
+/// counter is global, so runs must not overlap).
+fn scrapes_and_control_cost_workers_no_allocation() {
+    let (status, metrics) = (free_port(), free_port());
+    let during = steady_state_allocations(
+        "schema_version: \"1.0\"\nseed: 3\ntarget:\n  url: builtin\n  batch: { max_events: 200 }\nsource: { id: aws.cloudtrail }\nworkload: { eps: 20000, workers: 4, stop: { after: 6s } }\n",
+        &[
+            "--status".into(),
+            format!("127.0.0.1:{status}"),
+            "--prometheus".into(),
+            format!("127.0.0.1:{metrics}"),
+        ],
+        |window| {
+            // Scrape both endpoints every 50 ms; pause, resume and re-rate on the way.
+            let end = Instant::now() + window;
+            let mut step = 0;
+            while Instant::now() < end {
+                assert!(http(metrics, "GET /metrics", "").contains("ingestbench_events_total"));
+                assert!(http(status, "GET /status.json", "").contains("\"seq\""));
+                step += 1;
+                let action = match step {
+                    10 => Some(("pause", "{}")),
+                    20 => Some(("resume", "{}")),
+                    30 => Some(("rate", "{\"factor\": 1.2}")),
+                    _ => None,
+                };
+                if let Some((what, body)) = action {
+                    let answer = http(status, &format!("POST /control/{what}"), body);
+                    assert!(answer.starts_with("HTTP/1.1 200"), "{what}: {answer}");
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            assert!(step > 30, "only {step} scrapes");
+        },
+    );
+    assert_eq!(
+        during, 0,
+        "{during} allocations on worker threads while scraped and steered"
+    );
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One request on a fresh connection to 127.0.0.1:`port` (`line` is `METHOD PATH`); the
+/// whole answer.
+fn http(port: u16, line: &str, body: &str) -> String {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let req = format!(
+        "{line} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+/// Runs `yaml` on 2 threads (with `extra` flags) and counts allocations on worker threads
+/// from second 2 to 5, while `meanwhile` runs for those 3 seconds.
+fn steady_state_allocations(yaml: &str, extra: &[String], meanwhile: impl FnOnce(Duration)) -> u64 {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("c.yaml");
     std::fs::write(&cfg, yaml).unwrap();
     let path = cfg.display().to_string();
     let start = counting_alloc::allocations();
-    let run = std::thread::spawn(move || {
-        ingestbench::cli::run(&[
-            "ingestbench".into(),
-            "run".into(),
-            "--config".into(),
-            path,
-            "--threads".into(),
-            "2".into(),
-            "--output".into(),
-            "json".into(),
-        ])
-    });
+    let mut args: Vec<String> = [
+        "ingestbench",
+        "run",
+        "--config",
+        &path,
+        "--threads",
+        "2",
+        "--output",
+        "json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend_from_slice(extra);
+    let run = std::thread::spawn(move || ingestbench::cli::run(&args));
     std::thread::sleep(Duration::from_secs(2));
     let before = counting_alloc::allocations();
     // The counter does see worker threads: their setup (batch buffers, pollers) allocates.
@@ -64,7 +141,10 @@ fn steady_state_allocations(yaml: &str) -> u64 {
         before > start,
         "no allocation seen on worker threads at all"
     );
-    std::thread::sleep(Duration::from_secs(3));
+    let window = Duration::from_secs(3);
+    let t0 = Instant::now();
+    meanwhile(window);
+    std::thread::sleep(window.saturating_sub(t0.elapsed()));
     let during = counting_alloc::allocations() - before;
     let code = run.join().unwrap();
     assert_eq!(code, 0, "{yaml}");

@@ -166,7 +166,7 @@ impl StatusServer {
         let thread = {
             let (server, stop) = (server.clone(), stop.clone());
             thread::Builder::new()
-                .name("ib-status".into())
+                .name("ingestbench-status".into())
                 .spawn(move || serve(&server, &ctx, &stop))
                 .map_err(|e| StatusError::Start {
                     addr,
@@ -309,7 +309,7 @@ fn dispatch_post(ctx: &Arc<Ctx>, req: Request, action: Action) {
     let ctx = ctx.clone();
     // If the thread cannot start, the request is dropped unanswered and tiny_http sends 500.
     let _ = thread::Builder::new()
-        .name("ib-status-post".into())
+        .name("ingestbench-status-post".into())
         .spawn(move || {
             let _slot = slot;
             let mut req = req;
