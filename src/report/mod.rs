@@ -14,6 +14,9 @@ use serde::Serialize;
 
 use crate::stats::result::RunResult;
 use crate::stats::snapshot::ControlMark;
+/// What the store says it received for this run, beside what the run says was accepted (the
+/// same figures a snapshot carries as `stored`).
+pub use crate::stats::snapshot::Stored as Verification;
 
 pub const REPORT_SCHEMA: &str = "ingestbench.report/1";
 
@@ -154,17 +157,6 @@ pub struct SecondRow {
     /// Control actions taken in this second (`pause`, `resume`, `rate`, `stop`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub control: Vec<&'static str>,
-}
-
-/// What the store says it received for this run, beside what the run says was accepted.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Verification {
-    pub store: String,
-    pub events_received: u64,
-    pub distinct: u64,
-    pub duplicates: u64,
-    /// Accepted by the target but not found in the store.
-    pub lost_events: u64,
 }
 
 pub fn percentiles(h: &Histogram<u64>) -> Percentiles {

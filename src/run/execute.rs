@@ -18,7 +18,7 @@ use crate::run::error::SetupError;
 use crate::run::plan::RunPlan;
 use crate::run::target::{self, Destination, Endpoint, Transport};
 use crate::run::{Observer, RunOutcome};
-use crate::sink::{self, SinkHandle};
+use crate::sink::{self, SinkHandle, SinkStats};
 use crate::stats::result::AbortReason;
 use crate::stats::snapshot::{RunInfo, Snapshot, SnapshotCell, Stored};
 
@@ -156,7 +156,11 @@ pub fn execute(
     let sink = s.sink;
     let mut publish = |mut snap: Snapshot| {
         if let Some(h) = &sink {
-            snap.stored = Some(stored(h, &run_id, snap.cumulative.events_accepted));
+            snap.stored = Some(stored_of(
+                &h.stats(),
+                &run_id,
+                snap.cumulative.events_accepted,
+            ));
         }
         let snap = Arc::new(snap);
         snapshots.publish(snap.clone());
@@ -165,18 +169,8 @@ pub fn execute(
         }
     };
     let result = engine::run(s.engine, steer, &mut publish);
-    let verification = sink.map(|h| {
-        let st = h.shutdown();
-        let run = st.runs.get(&run_id);
-        let distinct = run.map_or(0, |r| r.distinct);
-        Verification {
-            store: "built-in sink".into(),
-            events_received: run.map_or(0, |r| r.received),
-            distinct,
-            duplicates: run.map_or(0, |r| r.duplicates),
-            lost_events: result.totals.events_accepted.saturating_sub(distinct),
-        }
-    });
+    let verification: Option<Verification> =
+        sink.map(|h| stored_of(&h.shutdown(), &run_id, result.totals.events_accepted));
     let p = s.plan;
     let cfg = &p.config;
     let rep = report::build(
@@ -215,9 +209,8 @@ pub fn execute(
     }
 }
 
-/// What the sink has of this run so far.
-fn stored(h: &SinkHandle, run_id: &str, accepted: u64) -> Stored {
-    let st = h.stats();
+/// What the sink has of this run, beside the `accepted` events the run counted.
+fn stored_of(st: &SinkStats, run_id: &str, accepted: u64) -> Stored {
     let run = st.runs.get(run_id);
     let distinct = run.map_or(0, |r| r.distinct);
     Stored {
