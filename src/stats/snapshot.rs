@@ -86,11 +86,26 @@ pub struct Window {
 /// Latency as a Prometheus histogram: cumulative counts of batches with latency ≤ each bound.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Buckets {
-    /// `(le_s, count)` in increasing `le_s`; the last bound is `+Inf` (`f64::INFINITY`) and
-    /// its count equals `count`.
+    /// `(le_s, count)` in increasing `le_s`; the last bound is `+Inf` (`f64::INFINITY`, in
+    /// JSON the string `"+Inf"`) and its count equals `count`.
+    #[serde(serialize_with = "bounds")]
     pub le_s: Vec<(f64, u64)>,
     pub sum_s: f64,
     pub count: u64,
+}
+
+/// `[[0.001, 3], …, ["+Inf", 9]]`: JSON has no infinity.
+fn bounds<S: serde::Serializer>(v: &[(f64, u64)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(v.len()))?;
+    for &(le, n) in v {
+        if le.is_finite() {
+            seq.serialize_element(&(le, n))?;
+        } else {
+            seq.serialize_element(&("+Inf", n))?;
+        }
+    }
+    seq.end()
 }
 
 /// A control action taken during the run, in the order taken.
@@ -252,5 +267,21 @@ impl SnapshotCell {
             Ok(mut g) => *g = s,
             Err(p) => *p.into_inner() = s,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_infinite_bound_is_a_string_in_json() {
+        let b = Buckets {
+            le_s: vec![(0.5, 1), (f64::INFINITY, 2)],
+            sum_s: 0.7,
+            count: 2,
+        };
+        let v = serde_json::to_value(&b).unwrap();
+        assert_eq!(v["le_s"], serde_json::json!([[0.5, 1], ["+Inf", 2]]));
     }
 }
