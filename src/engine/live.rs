@@ -53,7 +53,7 @@ pub fn snapshot(m: &Merger, cx: LiveState) -> Snapshot {
     }
     let last = m.seconds.last();
     let interval = last.map_or_else(Window::default, second_window);
-    let gauges = last.map(|s| &s.counters);
+    let gauges = last.map(|s| &s.counts);
     let lat = Latency {
         intended: summary(&m.latency),
         service: summary(&m.service),
@@ -131,9 +131,21 @@ fn window(c: &Counters, seconds: f64, due: f64, latency: Latency) -> Window {
 }
 
 fn second_window(s: &Second) -> Window {
-    let mut w = window(&s.counters, 1.0, s.target_eps, s.latency.clone());
-    w.target_eps = s.target_eps;
-    w
+    let c = &s.counts;
+    Window {
+        seconds: 1.0,
+        target_eps: s.target_eps,
+        achieved_eps: c.events_accepted as f64,
+        events_sent: c.events_sent,
+        events_accepted: c.events_accepted,
+        events_failed: c.events_failed,
+        batches_sent: c.batches_sent,
+        batches_accepted: c.batches_accepted,
+        batches_failed: c.batches_failed,
+        batches_retried: c.batches_retried,
+        bytes_sent: c.bytes_sent,
+        latency_ms: s.latency.clone(),
+    }
 }
 
 /// Problems by kind, in the status page's and Prometheus' vocabulary.
@@ -195,10 +207,10 @@ fn history(seconds: &[Second]) -> Vec<Point> {
         .map(|s| Point {
             t: s.t,
             target_eps: s.target_eps,
-            achieved_eps: s.counters.events_accepted as f64,
+            achieved_eps: s.counts.events_accepted as f64,
             p99_ms: s.latency.intended.p99,
             service_p99_ms: s.latency.service.p99,
-            errors: s.counters.batches_failed + s.counters.connection_errors(),
+            errors: s.counts.errors,
         })
         .collect()
 }

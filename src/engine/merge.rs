@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use hdrhistogram::Histogram;
 
-use crate::stats::result::Second;
+use crate::stats::result::{Second, SecondCounts};
 use crate::stats::snapshot::{Latency, LatencySummary};
 use crate::stats::{Counters, Interval, new_histogram};
 
@@ -103,7 +103,7 @@ impl Merger {
         let t = self.seconds.len() as u32;
         self.seconds.push(Second {
             t,
-            counters: p.counters,
+            counts: SecondCounts::of(&p.counters),
             target_eps: target_of(t),
             latency: Latency {
                 intended: summary(&p.latency),
@@ -180,15 +180,15 @@ mod tests {
         assert!(l.is_empty(), "histograms go back cleared");
         assert_eq!(m.seconds.len(), 1);
         let s0 = &m.seconds[0];
-        assert_eq!(s0.counters.events_accepted, 15);
-        assert_eq!(s0.counters.lag_ns_max, 10, "a gauge takes the max");
+        assert_eq!(s0.counts.events_accepted, 15);
+        assert_eq!(s0.counts.lag_ns_max, 10, "a gauge takes the max");
         assert_eq!(s0.target_eps, 100.0);
         assert_eq!(s0.latency.intended.count, 3);
         assert!((s0.latency.intended.p50 - 3.0).abs() < 0.01);
         // Worker 1 stops after two seconds: the seconds after close with worker 0 alone.
         m.add(interval(1, 7, &[], true), target);
         assert_eq!(m.seconds.len(), 2);
-        assert_eq!(m.seconds[1].counters.events_accepted, 27);
+        assert_eq!(m.seconds[1].counts.events_accepted, 27);
         assert!(!m.all_done());
         m.add(interval(0, 1, &[500], false), target);
         assert_eq!(

@@ -310,14 +310,14 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         .map(|s| SecondRow {
             t: s.t,
             target_eps: s.target_eps,
-            events_sent: s.counters.events_sent,
-            events_accepted: s.counters.events_accepted,
-            events_failed: s.counters.events_failed,
-            errors: s.counters.batches_failed + s.counters.connection_errors(),
+            events_sent: s.counts.events_sent,
+            events_accepted: s.counts.events_accepted,
+            events_failed: s.counts.events_failed,
+            errors: s.counts.errors,
             p50_ms: s.latency.intended.p50,
             p99_ms: s.latency.intended.p99,
-            lag_ms_max: s.counters.lag_ns_max as f64 / 1e6,
-            backlog_events: s.counters.backlog_events,
+            lag_ms_max: s.counts.lag_ns_max as f64 / 1e6,
+            backlog_events: s.counts.backlog_events,
             control: r
                 .control
                 .iter()
