@@ -170,3 +170,46 @@ fn the_live_line_shows_on_a_terminal_with_json_output() {
         "the target rate is on the line: {shown:?}"
     );
 }
+
+#[test]
+fn observability_dashboard_serves_the_status_page_on_a_free_port_and_says_where() {
+    let yaml = config("builtin", "{ eps: 50, stop: { total_events: 50 } }")
+        + "observability: { dashboard: true, prometheus: \"127.0.0.1:0\" }\n";
+    let o = run(&yaml, &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let url = err
+        .lines()
+        .find_map(|l| l.strip_prefix("status page: "))
+        .unwrap_or_else(|| panic!("no status page line: {err}"));
+    assert!(
+        url.starts_with("http://127.0.0.1:") && !url.starts_with("http://127.0.0.1:0/"),
+        "{url}"
+    );
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("metrics: http://127.0.0.1:") && l.ends_with("/metrics")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_taken_port_for_the_status_page_fails_the_run_before_it_starts() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let o = run(
+        &config("builtin", "{ eps: 50, stop: { after: 5s } }"),
+        &["--status", &format!("127.0.0.1:{port}")],
+    );
+    assert_eq!(o.status.code(), Some(6), "{}", all(&o));
+    assert!(
+        all(&o).contains(&format!("127.0.0.1:{port}")),
+        "{}",
+        all(&o)
+    );
+    assert!(
+        !all(&o).contains("\"summary\""),
+        "no run happened: {}",
+        all(&o)
+    );
+}

@@ -136,6 +136,31 @@ mod tests {
     }
 
     #[test]
+    fn a_status_page_beyond_loopback_needs_allow_remote_and_a_token() {
+        let with = |obs: &str| messages(&load(&format!("{BASE}observability: {obs}\n")));
+        assert!(with("{ dashboard: true, dashboard_listen: \"127.0.0.1:8090\" }").is_empty());
+        let m = with("{ dashboard: true, dashboard_listen: \"0.0.0.0:8090\" }");
+        assert!(
+            m[0].starts_with("observability.dashboard_listen") && m[0].contains("allow_remote"),
+            "{m:?}"
+        );
+        let m = with("{ dashboard: true, dashboard_listen: \"0.0.0.0:8090\", allow_remote: true }");
+        assert!(
+            m[0].starts_with("observability.dashboard_token_env"),
+            "{m:?}"
+        );
+        let m = with("{ dashboard_listen: \"localhost\" }");
+        assert!(
+            m.iter().any(|x| x.contains("not a listen address")),
+            "{m:?}"
+        );
+        let m = with("{ dashboard_listen: \"127.0.0.1:1\" }");
+        assert!(m.iter().any(|x| x.contains("dashboard is false")), "{m:?}");
+        let m = with("{ linger: 2x }");
+        assert!(m[0].starts_with("observability.linger"), "{m:?}");
+    }
+
+    #[test]
     fn config_serializes_without_token_values() {
         let text = BASE.replace("target: { url: builtin }", "target: { url: \"http://127.0.0.1:1/x\", auth: { scheme: x-api-key, token_env: MY_TOKEN } }");
         let c = load(&text).config.unwrap();
