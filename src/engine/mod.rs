@@ -165,7 +165,8 @@ pub fn run(plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapshot))
     }
     co.sched = steer.cell.schedule();
     let sched = co.sched.clone();
-    co.merger.finish(|t| second_target(&sched, t));
+    let end = co.window_end(f64::INFINITY);
+    co.merger.finish(|t| second_target(&sched, t, end));
     publish(co.snapshot(true));
     co.result(connections)
 }
@@ -248,9 +249,10 @@ fn spawn_workers(
     Workers { handles, backs, rx }
 }
 
-/// Events the schedule asks for in second `t`.
-fn second_target(s: &Schedule, t: u32) -> f64 {
-    s.due(f64::from(t) + 1.0) - s.due(f64::from(t))
+/// Events the schedule asks for in second `t`, none after the window's `end`.
+fn second_target(s: &Schedule, t: u32, end: f64) -> f64 {
+    let (a, b) = (f64::from(t).min(end), (f64::from(t) + 1.0).min(end));
+    s.due(b) - s.due(a)
 }
 
 struct Coordinator<'a> {
@@ -266,8 +268,9 @@ struct Coordinator<'a> {
 impl Coordinator<'_> {
     fn add(&mut self, iv: Interval, workers: &Workers) {
         self.sched = self.cell.schedule();
+        let end = self.window_end(f64::INFINITY);
         let sched = &self.sched;
-        let (w, l, s) = self.merger.add(iv, |t| second_target(sched, t));
+        let (w, l, s) = self.merger.add(iv, |t| second_target(sched, t, end));
         if let Some(b) = workers.backs.get(w) {
             let _ = b.try_send((l, s));
         }
@@ -331,23 +334,35 @@ impl Coordinator<'_> {
         if let Some(t) = self.cell.stopped_at() {
             end = end.min(t);
         }
-        if let Some(t) = self
-            .stop_after_s()
-            .and_then(|d| self.sched.time_at_active(d))
-        {
+        let sched_end = match self.plan.stop {
+            Stop::After(d) => self.sched.time_at_active(d.as_secs_f64()),
+            Stop::Total(n) => self.sched.time_for(n as f64),
+        };
+        if let Some(t) = sched_end {
             end = end.min(t);
         }
         end
     }
 
+    /// Events the schedule asks of the workers in all by `t`: each worker's share, rounded
+    /// down as the worker rounds it, capped by the total.
+    fn due_by(&self, t: f64) -> f64 {
+        let threads = self.plan.threads.max(1) as f64;
+        let per_worker = (self.sched.due(t) / threads).floor();
+        match self.plan.stop {
+            Stop::Total(n) => self.sched.due(t).floor().min(n as f64),
+            Stop::After(_) => per_worker * threads,
+        }
+    }
+
     fn result(self, connections: usize) -> RunResult {
         let duration = self.start.elapsed();
-        let end = self.window_end(duration.as_secs_f64());
-        let mut target_events = self.sched.due(end);
-        if let Some(t) = self.total() {
-            target_events = target_events.min(t as f64);
-        }
-        let paused = (duration.as_secs_f64() - self.sched.active(duration.as_secs_f64())).max(0.0);
+        let secs = duration.as_secs_f64();
+        let end = self.window_end(secs);
+        let target_events = self.due_by(end);
+        let paused = (secs - self.sched.active(secs)).max(0.0);
+        let window = Duration::from_secs_f64(self.sched.active(end).max(0.0));
+        let drain = Duration::from_secs_f64((secs - end).max(0.0));
         let m = self.merger;
         RunResult {
             duration,
@@ -359,6 +374,8 @@ impl Coordinator<'_> {
             seconds: m.seconds,
             abort: self.abort.reason(),
             target_events,
+            window,
+            drain,
             paused: Duration::from_secs_f64(paused),
             control: self.cell.marks(),
         }

@@ -12,6 +12,9 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use std::time::Duration;
+
+use crate::stats::Counters;
 use crate::stats::result::RunResult;
 use crate::stats::snapshot::ControlMark;
 /// What the store says it received for this run, beside what the run says was accepted (the
@@ -48,8 +51,18 @@ pub struct Report {
     pub verification: Option<Verification>,
     pub slo: Vec<slo::SloResult>,
     pub aborted: Option<String>,
+    /// The run's outcome: pass or fail, the exit code, and why.
+    pub verdict: Verdict,
     /// The config as read, defaults applied. Holds where tokens are, never a token.
     pub config: serde_json::Value,
+}
+
+/// PASS (exit 0) or FAIL with the exit code and every reason.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Verdict {
+    pub pass: bool,
+    pub exit_code: i32,
+    pub reasons: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -74,6 +87,15 @@ pub struct Summary {
     pub target_eps: f64,
     pub achieved_eps: f64,
     pub eps_ratio: f64,
+    /// The schedule's window (schedule seconds): the rates' denominator.
+    pub window_s: f64,
+    /// After the window, waiting for answers in flight: how long, and how many events were
+    /// accepted in it (counted in `events_accepted`, never in a rate's denominator).
+    pub drain_s: f64,
+    pub events_accepted_in_drain: u64,
+    /// Request bytes per second of the window, in MB (10^6) and as GB (10^9) per day.
+    pub mb_per_s: f64,
+    pub gb_per_day: f64,
     pub events_sent: u64,
     pub events_accepted: u64,
     pub events_failed: u64,
@@ -96,8 +118,24 @@ pub struct Summary {
     pub reconnects: u64,
     pub lag_ms_max: f64,
     pub lag_ms_mean: f64,
-    /// Events the schedule wanted that were never sent (the generator fell behind).
+    /// Events the schedule wanted that were never sent.
     pub shortfall_events: u64,
+    /// Whose the shortfall is: `none`, `generator` (busy rendering while connections were
+    /// free), `target` (every connection waiting for an answer) or `target down` (no
+    /// connection open).
+    pub shortfall_by: &'static str,
+    /// Time spent rendering and framing batches, summed over worker threads (Rally's
+    /// processing time beside service time).
+    pub processing_ms: f64,
+    /// Time due batches waited for a free connection (every one had a request in flight).
+    pub wait_for_target_ms: f64,
+    /// Time due batches waited because no connection was open.
+    pub target_down_ms: f64,
+    /// Batches (and their events) given up after the retry limits, whatever the cause.
+    pub batches_retries_exhausted: u64,
+    pub events_retries_exhausted: u64,
+    /// HEC ack polls answered with something other than 2xx.
+    pub ack_poll_failures: u64,
     /// Time batches waited for room in a full socket buffer (the target reads slower).
     pub send_blocked_ms: f64,
     /// Syslog messages over `max_message_bytes`, counted and left out (never cut).
@@ -229,13 +267,40 @@ fn rfc3339(ns: i64) -> String {
     String::from_utf8(v).unwrap_or_default()
 }
 
+/// Whose a shortfall is (Rally's split of latency into service and processing time): the
+/// target when due batches waited on it — no connection open (`target down`), or every one
+/// waiting for an answer or for a retry (`target`) — for over a tenth of the window, else the
+/// generator (it rendered, or this machine ran it, too slowly).
+pub fn shortfall_by(
+    shortfall: u64,
+    c: &Counters,
+    threads: usize,
+    window: Duration,
+) -> &'static str {
+    if shortfall == 0 {
+        return "none";
+    }
+    let budget = window.as_nanos() as f64 * threads.max(1) as f64 * 0.1;
+    let (down, busy) = (c.target_down_ns as f64, c.wait_for_target_ns as f64);
+    if down.max(busy) < budget {
+        "generator"
+    } else if down >= busy {
+        "target down"
+    } else {
+        "target"
+    }
+}
+
 pub fn build(r: &RunResult, cx: Context) -> Report {
     let c = &r.totals;
-    // Paused time is not part of the schedule: rates are per second of the rest.
-    let secs = (r.duration.as_secs_f64() - r.paused.as_secs_f64()).max(1e-9);
-    let target_eps = r.target_events / secs;
-    let achieved_eps = c.events_accepted as f64 / secs;
+    // The target is the schedule: rates are per second of its window (paused time and the
+    // drain after it are left out).
+    let window_s = r.window.as_secs_f64();
+    let per_s = |n: f64| if window_s > 0.0 { n / window_s } else { 0.0 };
+    let target_eps = per_s(r.target_events);
+    let achieved_eps = per_s(c.events_accepted as f64);
     let judged = c.events_accepted + c.events_failed;
+    let shortfall_events = (r.target_events as u64).saturating_sub(c.events_sent);
     let summary = Summary {
         target_eps,
         achieved_eps,
@@ -244,6 +309,18 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         } else {
             0.0
         },
+        window_s,
+        drain_s: r.drain.as_secs_f64(),
+        events_accepted_in_drain: c.events_accepted_in_drain,
+        mb_per_s: per_s(c.bytes_sent as f64) / 1e6,
+        gb_per_day: per_s(c.bytes_sent as f64) * 86_400.0 / 1e9,
+        shortfall_by: shortfall_by(shortfall_events, c, r.threads, r.window),
+        processing_ms: c.processing_ns as f64 / 1e6,
+        wait_for_target_ms: c.wait_for_target_ns as f64 / 1e6,
+        target_down_ms: c.target_down_ns as f64 / 1e6,
+        batches_retries_exhausted: c.batches_retries_exhausted,
+        events_retries_exhausted: c.events_retries_exhausted,
+        ack_poll_failures: c.ack_poll_failures,
         events_sent: c.events_sent,
         events_accepted: c.events_accepted,
         events_failed: c.events_failed,
@@ -276,7 +353,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         } else {
             0.0
         },
-        shortfall_events: (r.target_events as u64).saturating_sub(c.events_sent),
+        shortfall_events,
         send_blocked_ms: c.send_blocked_ns as f64 / 1e6,
         oversize_events: c.oversize_events,
         udp_send_calls: c.udp_send_calls,
@@ -356,6 +433,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         verification: cx.verification,
         slo: Vec::new(),
         aborted: r.abort.as_ref().map(|a| a.to_string()),
+        verdict: Verdict::default(),
         config: cx.config,
     };
     rep.slo = slo::judge(&cx.slo, &rep);

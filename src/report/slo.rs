@@ -10,6 +10,9 @@ use crate::report::Report;
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SloResult {
     pub name: &'static str,
+    /// Applied because the config's `slo` block did not set this objective (the fail-closed
+    /// defaults), rather than asked for.
+    pub default: bool,
     pub limit: f64,
     /// `None` when the run has no data to judge this objective.
     pub actual: Option<f64>,
@@ -23,6 +26,7 @@ pub fn judge(s: &Slo, r: &Report) -> Vec<SloResult> {
         if let Some(limit) = limit {
             out.push(SloResult {
                 name,
+                default: false,
                 limit,
                 actual,
                 pass: actual.is_some_and(|a| a >= limit),
@@ -39,6 +43,7 @@ pub fn judge(s: &Slo, r: &Report) -> Vec<SloResult> {
         if let Some(limit) = limit {
             out.push(SloResult {
                 name,
+                default: false,
                 limit,
                 actual,
                 pass: actual.is_some_and(|a| a <= limit),

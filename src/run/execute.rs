@@ -194,13 +194,19 @@ pub fn execute(
             verification,
         },
     );
+    let (exit, reasons) = verdict(&rep, &result.abort);
+    let mut rep = rep;
+    rep.verdict = report::Verdict {
+        pass: exit == Exit::Ok,
+        exit_code: exit.code(),
+        reasons: reasons.clone(),
+    };
     let mut notes = Vec::new();
     if let Some(path) = &cfg.observability.report
         && let Err(e) = write_report(Path::new(path), &rep)
     {
         notes.push(format!("cannot write the report to {path}: {e}"));
     }
-    let (exit, reasons) = verdict(&rep, &result.abort);
     RunOutcome {
         report: rep,
         exit,

@@ -48,6 +48,21 @@ pub struct Counters {
     pub send_blocked_ns: u64,
     /// Syslog messages over `max_message_bytes`, left out (never cut).
     pub oversize_events: u64,
+    /// Batches (and their events) given up after `retry.max_attempts` sends or
+    /// `retry.max_time` of retrying, whatever the cause (refusals, resets, timeouts).
+    pub batches_retries_exhausted: u64,
+    pub events_retries_exhausted: u64,
+    /// HEC ack polls answered with something other than 2xx.
+    pub ack_poll_failures: u64,
+    /// Events accepted after the worker's schedule ended (answers that came in the drain).
+    pub events_accepted_in_drain: u64,
+    /// Time spent rendering and framing batches (the generator's processing time), ns.
+    pub processing_ns: u64,
+    /// Time a due batch waited because every open connection had a request in flight (the
+    /// target holds the run back), ns.
+    pub wait_for_target_ns: u64,
+    /// Time a due batch waited because no connection was open (the target is down), ns.
+    pub target_down_ns: u64,
     /// UDP: send system calls, GSO buffers among what they sent (each many datagrams), and
     /// sockets on which the kernel refused GSO.
     pub udp_send_calls: u64,
@@ -84,6 +99,13 @@ impl Default for Counters {
             connections_open: 0,
             send_blocked_ns: 0,
             oversize_events: 0,
+            batches_retries_exhausted: 0,
+            events_retries_exhausted: 0,
+            ack_poll_failures: 0,
+            events_accepted_in_drain: 0,
+            processing_ns: 0,
+            wait_for_target_ns: 0,
+            target_down_ns: 0,
             udp_send_calls: 0,
             udp_gso_sends: 0,
             udp_gso_refused: 0,
@@ -119,6 +141,13 @@ impl Counters {
         self.connections_open += o.connections_open;
         self.send_blocked_ns += o.send_blocked_ns;
         self.oversize_events += o.oversize_events;
+        self.batches_retries_exhausted += o.batches_retries_exhausted;
+        self.events_retries_exhausted += o.events_retries_exhausted;
+        self.ack_poll_failures += o.ack_poll_failures;
+        self.events_accepted_in_drain += o.events_accepted_in_drain;
+        self.processing_ns += o.processing_ns;
+        self.wait_for_target_ns += o.wait_for_target_ns;
+        self.target_down_ns += o.target_down_ns;
         self.udp_send_calls += o.udp_send_calls;
         self.udp_gso_sends += o.udp_gso_sends;
         self.udp_gso_refused += o.udp_gso_refused;

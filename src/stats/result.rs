@@ -101,8 +101,14 @@ pub struct RunResult {
     pub service: Histogram<u64>,
     pub seconds: Vec<Second>,
     pub abort: Option<AbortReason>,
-    /// Events the schedule asked for over the run (target).
+    /// Events the schedule asked for in its window (target): up to where the schedule ended,
+    /// or to the stop when the run was stopped or interrupted.
     pub target_events: f64,
+    /// The window's length in schedule time (paused time left out): the target's and the
+    /// achieved rate's denominator.
+    pub window: Duration,
+    /// From the end of the window to the last worker stopping: answers in flight waited for.
+    pub drain: Duration,
     /// Time spent paused by control.
     pub paused: Duration,
     /// Control actions, in the order taken.
