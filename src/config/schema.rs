@@ -132,6 +132,7 @@ pub struct Target {
     pub batch: Batch,
     pub compression: Compression,
     pub limits: Limits,
+    pub retry: Retry,
     pub hec: Option<Hec>,
     pub syslog: Option<Syslog>,
 }
@@ -166,6 +167,28 @@ pub struct Batch {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Limits {
     pub max_requests_per_sec: Option<f64>,
+}
+
+/// How a batch is tried again, whatever made it go again (429/503, a reset, a timeout).
+#[derive(Clone, Debug, Serialize)]
+pub struct Retry {
+    /// Sends of one batch in all, the first included.
+    pub max_attempts: u32,
+    /// From its first send, how long a batch may keep being retried.
+    #[serde(serialize_with = "as_text")]
+    pub max_time: Dur,
+}
+
+pub const DEFAULT_RETRY_ATTEMPTS: u32 = 10;
+pub const DEFAULT_RETRY_TIME: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry {
+            max_attempts: DEFAULT_RETRY_ATTEMPTS,
+            max_time: Dur(DEFAULT_RETRY_TIME),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -318,6 +341,14 @@ pub struct Slo {
     pub max_error_rate: Option<f64>,
     pub min_eps_ratio: Option<f64>,
     pub max_lost_events: Option<u64>,
+    /// The fail-closed defaults' own keys (each replaces its default): events failed for good
+    /// (default 0; `min_success_rate`/`max_error_rate` replace it too), due events never sent
+    /// (default 0; `min_eps_ratio` replaces it too), events accepted (default at least 1),
+    /// HEC ackIds never confirmed (default 0 with `hec.ack`).
+    pub max_failed_events: Option<u64>,
+    pub max_unsent_events: Option<u64>,
+    pub min_events_accepted: Option<u64>,
+    pub max_acks_pending: Option<u64>,
 }
 
 fn as_text<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
@@ -465,6 +496,16 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
             limits
         })
         .unwrap_or_default();
+    let retry = o
+        .sub(r, "retry", |r, mut x| {
+            let retry = Retry {
+                max_attempts: x.get(r, "max_attempts").unwrap_or(DEFAULT_RETRY_ATTEMPTS),
+                max_time: x.get(r, "max_time").unwrap_or(Dur(DEFAULT_RETRY_TIME)),
+            };
+            x.finish(r);
+            retry
+        })
+        .unwrap_or_default();
     let hec = o.sub(r, "hec", |r, mut h| {
         let hec = Hec {
             endpoint: h.get(r, "endpoint").unwrap_or(HecEndpoint::Event),
@@ -503,6 +544,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
         batch,
         compression,
         limits,
+        retry,
         hec,
         syslog,
     })
@@ -654,6 +696,10 @@ fn read_slo(r: &mut Reader, mut o: Obj) -> Slo {
         max_error_rate: o.get(r, "max_error_rate"),
         min_eps_ratio: o.get(r, "min_eps_ratio"),
         max_lost_events: o.get(r, "max_lost_events"),
+        max_failed_events: o.get(r, "max_failed_events"),
+        max_unsent_events: o.get(r, "max_unsent_events"),
+        min_events_accepted: o.get(r, "min_events_accepted"),
+        max_acks_pending: o.get(r, "max_acks_pending"),
     };
     o.finish(r);
     v

@@ -22,12 +22,19 @@ pub const MAX_UDP_PAYLOAD: u64 = 65_507;
 pub trait PackIndex {
     /// The version of pack `id`, or why it cannot be used (unknown id, broken pack).
     fn version_of(&self, id: &str) -> Result<semver::Version, String>;
+    /// About how many bytes one event of pack `id` renders to, when that can be told.
+    fn mean_event_bytes(&self, _id: &str) -> Option<f64> {
+        None
+    }
 }
 
 /// Runs every rule. `store` is where `token_secret` names are looked up; `packs`, when given,
 /// is where `source.id` and `source.version` are checked.
 pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn PackIndex>) {
     top(c, r);
+    if let Some(p) = packs {
+        request_cap(c, p, r);
+    }
     target(&c.target, r, store);
     source(&c.source, r, packs);
     workload(&c.workload, r);
@@ -98,6 +105,15 @@ fn target(t: &Target, r: &mut Reader, store: &Store) {
             v,
             MAX_REQUESTS_PER_SEC,
         );
+    }
+    if !(1..=1000).contains(&t.retry.max_attempts) {
+        r.error(
+            "target.retry.max_attempts",
+            format!("must be between 1 and 1000, found {}", t.retry.max_attempts),
+        );
+    }
+    if t.retry.max_time.0.is_zero() {
+        r.error("target.retry.max_time", "must be greater than 0");
     }
     if t.compression == Compression::Gzip && !http {
         r.error(
@@ -575,6 +591,12 @@ fn source(s: &Source, r: &mut Reader, packs: Option<&dyn PackIndex>) {
 }
 
 fn workload(w: &Workload, r: &mut Reader) {
+    if w.find_ceiling {
+        r.error(
+            "workload.find_ceiling",
+            "searching for the ceiling is not available in this version; run a ramp profile and read the timeline instead",
+        );
+    }
     if let Some(n) = w.workers
         && (n == 0 || n > 4096)
     {
@@ -625,7 +647,7 @@ fn workload(w: &Workload, r: &mut Reader) {
             if w.eps.is_none() && !w.find_ceiling && !r.present("workload.eps") {
                 r.error(
                     "workload.eps",
-                    "profile steady needs eps (events per second), or find_ceiling: true",
+                    "profile steady needs eps (events per second)",
                 );
             }
         }
@@ -720,6 +742,45 @@ fn workload(w: &Workload, r: &mut Reader) {
         }
         (None, Some(0)) => r.error("workload.stop.total_events", "must be greater than 0"),
         _ => {}
+    }
+}
+
+/// The highest rate a workload asks for.
+pub fn peak_eps(w: &Workload) -> f64 {
+    let peak = match w.profile {
+        Profile::Steady => w.eps.unwrap_or(0.0),
+        Profile::Burst => w.burst.as_ref().map_or(0.0, |b| b.high_eps.max(b.low_eps)),
+        Profile::Ramp => w.ramp.as_ref().map_or(0.0, |r| r.from_eps.max(r.to_eps)),
+        Profile::Steps => w
+            .steps
+            .iter()
+            .flatten()
+            .map(|s| s.eps)
+            .fold(0.0, f64::max),
+    };
+    peak.max(0.0)
+}
+
+/// A request cap the batches cannot carry the rate under: batches grow to keep the event rate
+/// under `limits.max_requests_per_sec`, but no further than `batch.max_bytes` holds.
+fn request_cap(c: &Config, packs: &dyn PackIndex, r: &mut Reader) {
+    let Some(rps) = c.target.limits.max_requests_per_sec.filter(|v| *v > 0.0) else {
+        return;
+    };
+    let Some(event) = packs.mean_event_bytes(&c.source.id).filter(|b| *b > 0.0) else {
+        return;
+    };
+    let peak = peak_eps(&c.workload);
+    let per_batch = (c.target.batch.max_bytes.0 as f64 / event).floor().max(1.0);
+    let most = rps * per_batch;
+    if most < peak {
+        r.warning(
+            "target.limits.max_requests_per_sec",
+            format!(
+                "{rps} requests/s of at most {per_batch:.0} events each (batch.max_bytes {} / about {event:.0} bytes per {} event) carry at most about {most:.0} events/s, below the workload's {peak} events/s: the run will fall short, and say so",
+                c.target.batch.max_bytes, c.source.id
+            ),
+        );
     }
 }
 

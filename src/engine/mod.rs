@@ -81,6 +81,8 @@ pub struct EnginePlan {
     pub timeline: Timeline,
     pub jitter_ns: u64,
     pub timeouts: Timeouts,
+    /// `limits.max_requests_per_sec`: a cap on requests, split between the workers.
+    pub max_requests_per_sec: Option<f64>,
     pub pin: bool,
     /// What snapshots say the run is.
     pub info: RunInfo,
@@ -237,6 +239,10 @@ fn spawn_workers(
             back: brx,
             abort: abort.clone(),
             timeouts: plan.timeouts,
+            request_every: plan
+                .max_requests_per_sec
+                .filter(|r| *r > 0.0)
+                .map(|r| Duration::from_secs_f64(threads as f64 / r)),
         };
         let h = std::thread::Builder::new()
             .name(format!("ingestbench-w{id}"))

@@ -57,8 +57,11 @@ pub struct Timeouts {
     pub request: Duration,
     /// After the schedule ends, answers in flight are waited for this long.
     pub drain: Duration,
-    /// Sends of one batch in all, first included, for refusals that ask for a retry.
+    /// Sends of one batch in all, first included, whatever made it go again (a refusal
+    /// asking for a retry, a reset, a timeout).
     pub max_attempts: u32,
+    /// From a batch's first send, how long it may keep being retried.
+    pub max_retry_time: Duration,
 }
 
 /// Everything a worker needs, built by the coordinator.
@@ -86,6 +89,8 @@ pub struct WorkerPlan {
     pub back: Receiver<(Histogram<u64>, Histogram<u64>)>,
     pub abort: Arc<Abort>,
     pub timeouts: Timeouts,
+    /// This worker's share of `limits.max_requests_per_sec`: at most one request per this.
+    pub request_every: Option<Duration>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,6 +113,8 @@ struct Batch {
     /// Send the body as it is even when the data is gzipped (HEC ack polls).
     plain: bool,
     intended: Instant,
+    /// The first send of this batch (retry time counts from it).
+    first_write: Instant,
     attempt_write: Instant,
     attempts: u32,
     state: SlotState,
@@ -195,7 +202,20 @@ struct Link {
     blocked_since: Option<Instant>,
     reconnect_at: Instant,
     backoff: Duration,
-    was_open: bool,
+    /// Connection attempts made on this link so far (every one after the first is a
+    /// reconnect attempt).
+    connects: u64,
+}
+
+/// Why a due batch could not leave (measured from one loop iteration to the next).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Held {
+    /// Every open connection has a request in flight, or every slot waits for a retry.
+    Target,
+    /// No connection is open.
+    TargetDown,
+    /// The request cap says not yet.
+    Cap,
 }
 
 const INTERVAL: Duration = Duration::from_secs(1);
@@ -234,6 +254,7 @@ pub fn run(mut p: WorkerPlan) {
 
 struct Worker {
     registry: mio::Registry,
+    timeouts: Timeouts,
     proto: Proto,
     tls: Option<TlsClient>,
     links: Vec<Link>,
@@ -256,6 +277,12 @@ struct Worker {
     last_connect_error: Option<String>,
     /// The batch slot reserved for HEC ack polls.
     ack_slot: Option<usize>,
+    /// Since when, and why, a due batch has been held back.
+    held: Option<(Instant, Held)>,
+    /// The schedule has ended for this worker: answers now come in the drain.
+    draining: bool,
+    /// The request cap: no request before this instant.
+    next_request: Instant,
 }
 
 impl Worker {
@@ -296,7 +323,7 @@ impl Worker {
                 blocked_since: None,
                 reconnect_at: p.start,
                 backoff: Duration::from_millis(50),
-                was_open: false,
+                connects: 0,
             })
             .collect();
         // One batch per link in flight plus as many waiting for a retry, and one for polls.
@@ -315,6 +342,7 @@ impl Worker {
                 events: 0,
                 plain: false,
                 intended: p.start,
+                first_write: p.start,
                 attempt_write: p.start,
                 attempts: 0,
                 state: SlotState::Free,
@@ -322,6 +350,7 @@ impl Worker {
             .collect();
         let mut w = Worker {
             registry,
+            timeouts: p.timeouts,
             proto,
             tls,
             links,
@@ -338,6 +367,9 @@ impl Worker {
             ever_connected: false,
             last_connect_error: None,
             ack_slot: acks.then_some(slots - 1),
+            held: None,
+            draining: false,
+            next_request: p.start,
         };
         w.plan_limit(p);
         w
@@ -425,9 +457,11 @@ impl Worker {
         loop {
             let now = Instant::now();
             self.follow_schedule(p);
+            self.count_held(now);
             let gen_done = self.generation_done(p, now);
             if gen_done && drain_deadline.is_none() {
                 drain_deadline = Some(now + p.timeouts.drain);
+                self.draining = true;
             }
             self.reconnect(p, now);
             self.check_timeouts(p, now);
@@ -510,20 +544,26 @@ impl Worker {
             .links
             .iter()
             .any(|l| l.sock.is_open() && l.batch.is_none());
+        // Under a request cap nothing leaves before the cap allows it.
+        let not_before = if p.request_every.is_some() {
+            self.next_request
+        } else {
+            now
+        };
         if idle_open {
             for b in &self.batches {
                 if let SlotState::Waiting(t) = b.state {
-                    at = at.min(t);
+                    at = at.min(t.max(not_before));
                 }
             }
             if let Proto::Http { acks: Some(a), .. } = &self.proto
                 && let Some(t) = a.next_poll()
             {
-                at = at.min(t);
+                at = at.min(t.max(not_before));
             }
             if !gen_done && self.batches.iter().any(|b| b.state == SlotState::Free) {
                 if let Some(due) = self.next_due(p) {
-                    at = at.min(due);
+                    at = at.min(due.max(not_before));
                 }
                 if let Some(e) = self.ends_at {
                     at = at.min(e);
@@ -551,6 +591,10 @@ impl Worker {
             if !l.sock.is_closed() || now < l.reconnect_at {
                 continue;
             }
+            if l.connects > 0 {
+                self.counters.reconnects += 1;
+            }
+            l.connects += 1;
             let registry = &self.registry;
             let result = match &mut l.sock {
                 Socket::Datagram(u) => u.open(p.addr, true, registry).map(|()| {
@@ -571,10 +615,6 @@ impl Worker {
         match conn.progress() {
             Ok(true) => {
                 let l = &mut self.links[i];
-                if l.was_open {
-                    self.counters.reconnects += 1;
-                }
-                l.was_open = true;
                 l.backoff = Duration::from_millis(50);
                 self.ever_connected = true;
                 self.dispatch(p, now, self.generation_done(p, now));
@@ -607,11 +647,17 @@ impl Worker {
     /// Hands work to every idle open link: an ack poll when one is due, retries whose time
     /// has come, then new batches that are due.
     fn dispatch(&mut self, p: &mut WorkerPlan, now: Instant, gen_done: bool) {
+        let mut capped = false;
         for i in 0..self.links.len() {
             if !self.links[i].sock.is_open() || self.links[i].batch.is_some() {
                 continue;
             }
+            if p.request_every.is_some() && now < self.next_request {
+                capped = true;
+                break;
+            }
             if self.start_ack_poll(p, i, now) {
+                self.took_request(p, now);
                 continue;
             }
             let retry = self
@@ -647,7 +693,9 @@ impl Worker {
                     else {
                         break;
                     };
+                    let t0 = Instant::now();
                     self.render(p, k, due, now);
+                    self.counters.processing_ns += t0.elapsed().as_nanos() as u64;
                     if self.batches[k].events == 0 {
                         continue;
                     }
@@ -660,6 +708,47 @@ impl Worker {
             };
             self.send_slot(p, i, slot, now);
             self.counters.batches_sent += 1;
+            self.took_request(p, now);
+        }
+        self.note_held(p, now, gen_done, capped);
+    }
+
+    /// A request went out: the cap's next one is `request_every` later.
+    fn took_request(&mut self, p: &WorkerPlan, now: Instant) {
+        if let Some(every) = p.request_every {
+            self.next_request = self.next_request.max(now) + every;
+        }
+    }
+
+    /// After a dispatch: if a batch is still due, why it could not leave (counted until the
+    /// next iteration looks again).
+    fn note_held(&mut self, p: &WorkerPlan, now: Instant, gen_done: bool, capped: bool) {
+        let due_now = !gen_done && self.next_due(p).is_some_and(|d| d <= now);
+        let retry_due = self
+            .batches
+            .iter()
+            .any(|b| matches!(b.state, SlotState::Waiting(t) if t <= now));
+        self.held = (due_now || retry_due).then(|| {
+            let why = if capped {
+                Held::Cap
+            } else if self.links.iter().any(|l| l.sock.is_open()) {
+                Held::Target
+            } else {
+                Held::TargetDown
+            };
+            (now, why)
+        });
+    }
+
+    /// Adds the time since the last iteration to what held a due batch back, if anything did.
+    fn count_held(&mut self, now: Instant) {
+        if let Some((since, why)) = self.held.take() {
+            let ns = now.saturating_duration_since(since).as_nanos() as u64;
+            match why {
+                Held::Target => self.counters.wait_for_target_ns += ns,
+                Held::TargetDown => self.counters.target_down_ns += ns,
+                Held::Cap => self.counters.held_by_cap_ns += ns,
+            }
         }
     }
 
@@ -667,6 +756,9 @@ impl Worker {
     fn send_slot(&mut self, p: &WorkerPlan, i: usize, slot: usize, now: Instant) {
         let gzip = self.proto.gzip();
         let b = &mut self.batches[slot];
+        if b.attempts == 0 {
+            b.first_write = now;
+        }
         b.attempts += 1;
         b.attempt_write = now;
         b.state = SlotState::InFlight(i);
@@ -855,6 +947,9 @@ impl Worker {
     fn accepted(&mut self, slot: usize, now: Instant) {
         let b = &mut self.batches[slot];
         self.counters.events_accepted += b.events;
+        if self.draining {
+            self.counters.events_accepted_in_drain += b.events;
+        }
         self.counters.batches_accepted += 1;
         let lat = now.saturating_duration_since(b.intended).as_micros() as u64;
         let svc = now.saturating_duration_since(b.attempt_write).as_micros() as u64;
@@ -911,6 +1006,9 @@ impl Worker {
                         // An ack poll: confirmed ids are counted, the others asked about again.
                         if let Some(a) = acks {
                             let ok = matches!(outcome, Outcome::Accepted { .. });
+                            if !ok {
+                                self.counters.ack_poll_failures += 1;
+                            }
                             self.counters.batches_acked += a.answered(ok, body, now);
                         }
                         conn.reader.consume(used);
@@ -971,17 +1069,8 @@ impl Worker {
                 self.accepted(slot, now);
             }
             Outcome::Retry { after_s } => {
-                if b.attempts >= p.timeouts.max_attempts {
-                    self.counters.events_failed += b.events;
-                    self.counters.batches_failed += 1;
-                    b.state = SlotState::Free;
-                } else {
-                    let wait = match after_s {
-                        Some(s) => Duration::from_secs(u64::from(s)),
-                        None => backoff(b.attempts, b.intended),
-                    };
-                    b.state = SlotState::Waiting(now + wait);
-                }
+                let wait = after_s.map(|s| Duration::from_secs(u64::from(s)));
+                self.retry_or_give_up(slot, now, wait);
             }
             Outcome::AuthFailed => {
                 self.counters.auth_failures += 1;
@@ -997,6 +1086,24 @@ impl Worker {
                 self.counters.batches_failed += 1;
                 b.state = SlotState::Free;
             }
+        }
+    }
+
+    /// Batch `slot` goes again after `wait` (a jittered backoff when the target gave no
+    /// Retry-After), unless it has had its attempts or its retry time: then it fails, counted.
+    fn retry_or_give_up(&mut self, slot: usize, now: Instant, wait: Option<Duration>) {
+        let t = self.timeouts;
+        let b = &mut self.batches[slot];
+        let wait = wait.unwrap_or_else(|| backoff(b.attempts, b.intended));
+        let retried_for = (now + wait).saturating_duration_since(b.first_write);
+        if b.attempts >= t.max_attempts || retried_for > t.max_retry_time {
+            self.counters.events_failed += b.events;
+            self.counters.batches_failed += 1;
+            self.counters.events_retries_exhausted += b.events;
+            self.counters.batches_retries_exhausted += 1;
+            b.state = SlotState::Free;
+        } else {
+            b.state = SlotState::Waiting(now + wait);
         }
     }
 
@@ -1019,7 +1126,7 @@ impl Worker {
                 }
                 self.batches[b].state = SlotState::Free;
             } else {
-                self.batches[b].state = SlotState::Waiting(now);
+                self.retry_or_give_up(b, now, None);
             }
         }
     }

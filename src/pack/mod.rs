@@ -225,4 +225,24 @@ impl crate::config::PackIndex for Catalog {
             .map(|o| o.def.version)
             .map_err(|errs| format!("pack {id} is invalid: {}", errs.join("; ")))
     }
+
+    /// Renders 200 events of the pack (default entity pools, accounting on) and averages.
+    fn mean_event_bytes(&self, id: &str) -> Option<f64> {
+        const N: u64 = 200;
+        let pack = open(self.find(id)?).ok()?;
+        let entities = Entities::generate(1, &entities::Sizes::default());
+        let (compiled, _) = pack.compile(&entities, true).ok()?;
+        let mut g = crate::generate::Generator::new(compiled.program.clone(), 1, "r-000000000000");
+        let mut out = Vec::new();
+        for i in 0..N {
+            let ctx = crate::generate::EventCtx {
+                index: i,
+                time_ns: 1_767_225_600_000_000_000,
+                agent: 0,
+                seq: i,
+            };
+            g.render(&ctx, &mut out);
+        }
+        Some(out.len() as f64 / N as f64)
+    }
 }

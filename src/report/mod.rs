@@ -121,8 +121,8 @@ pub struct Summary {
     /// Events the schedule wanted that were never sent.
     pub shortfall_events: u64,
     /// Whose the shortfall is: `none`, `generator` (busy rendering while connections were
-    /// free), `target` (every connection waiting for an answer) or `target down` (no
-    /// connection open).
+    /// free), `target` (every connection waiting for an answer), `target down` (no
+    /// connection open) or `request cap`.
     pub shortfall_by: &'static str,
     /// Time spent rendering and framing batches, summed over worker threads (Rally's
     /// processing time beside service time).
@@ -131,6 +131,8 @@ pub struct Summary {
     pub wait_for_target_ms: f64,
     /// Time due batches waited because no connection was open.
     pub target_down_ms: f64,
+    /// Time due batches waited for `limits.max_requests_per_sec`.
+    pub held_by_cap_ms: f64,
     /// Batches (and their events) given up after the retry limits, whatever the cause.
     pub batches_retries_exhausted: u64,
     pub events_retries_exhausted: u64,
@@ -256,6 +258,8 @@ pub struct Context {
     pub batch_max_bytes: usize,
     pub config: serde_json::Value,
     pub slo: crate::config::schema::Slo,
+    /// What the default objectives need to know (HEC ack asked for).
+    pub slo_facts: slo::Facts,
     pub verification: Option<Verification>,
 }
 
@@ -267,10 +271,11 @@ fn rfc3339(ns: i64) -> String {
     String::from_utf8(v).unwrap_or_default()
 }
 
-/// Whose a shortfall is (Rally's split of latency into service and processing time): the
-/// target when due batches waited on it — no connection open (`target down`), or every one
-/// waiting for an answer or for a retry (`target`) — for over a tenth of the window, else the
-/// generator (it rendered, or this machine ran it, too slowly).
+/// Whose a shortfall is (Rally's split of latency into service and processing time): what
+/// held due batches back longest, if that was over a tenth of the window — no connection open
+/// (`target down`), every one waiting for an answer or a retry (`target`), the configured
+/// request cap (`request cap`) — else the generator (it rendered, or this machine ran it, too
+/// slowly).
 pub fn shortfall_by(
     shortfall: u64,
     c: &Counters,
@@ -281,13 +286,14 @@ pub fn shortfall_by(
         return "none";
     }
     let budget = window.as_nanos() as f64 * threads.max(1) as f64 * 0.1;
-    let (down, busy) = (c.target_down_ns as f64, c.wait_for_target_ns as f64);
-    if down.max(busy) < budget {
-        "generator"
-    } else if down >= busy {
-        "target down"
-    } else {
-        "target"
+    let causes = [
+        (c.target_down_ns, "target down"),
+        (c.wait_for_target_ns, "target"),
+        (c.held_by_cap_ns, "request cap"),
+    ];
+    match causes.iter().max_by_key(|(ns, _)| *ns) {
+        Some((ns, who)) if *ns as f64 >= budget => who,
+        _ => "generator",
     }
 }
 
@@ -318,6 +324,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         processing_ms: c.processing_ns as f64 / 1e6,
         wait_for_target_ms: c.wait_for_target_ns as f64 / 1e6,
         target_down_ms: c.target_down_ns as f64 / 1e6,
+        held_by_cap_ms: c.held_by_cap_ns as f64 / 1e6,
         batches_retries_exhausted: c.batches_retries_exhausted,
         events_retries_exhausted: c.events_retries_exhausted,
         ack_poll_failures: c.ack_poll_failures,
@@ -436,6 +443,6 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         verdict: Verdict::default(),
         config: cx.config,
     };
-    rep.slo = slo::judge(&cx.slo, &rep);
+    rep.slo = slo::judge(&cx.slo, &rep, cx.slo_facts);
     rep
 }

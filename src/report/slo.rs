@@ -1,6 +1,10 @@
-//! Service-level objectives from the config, judged once against the finished report. Each
-//! objective gives a row (limit, actual, pass); one that cannot be judged (no verification
-//! data for `max_lost_events`) says so instead of passing silently.
+//! Service-level objectives, judged once against the finished report: the config's `slo`
+//! keys, and the fail-closed defaults a run is held to when the config does not say
+//! otherwise — no failed events, no due event left unsent, at least one event accepted, every
+//! HEC ackId confirmed (with `hec.ack`), nothing lost at the store (when it can tell). Each
+//! default is a row like the others, marked `default`, and the config's key of the same name
+//! (or the one named beside it below) replaces it. An objective that cannot be judged (no
+//! verification data for `max_lost_events`) says so instead of passing silently.
 
 use serde::Serialize;
 
@@ -19,48 +23,114 @@ pub struct SloResult {
     pub pass: bool,
 }
 
-pub fn judge(s: &Slo, r: &Report) -> Vec<SloResult> {
+/// What the defaults need to know beyond the report.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Facts {
+    /// HEC indexer acknowledgement was asked for.
+    pub hec_ack: bool,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Bound {
+    AtLeast,
+    AtMost,
+}
+
+struct Rows(Vec<SloResult>);
+
+impl Rows {
+    fn push(&mut self, name: &'static str, bound: Bound, limit: f64, actual: Option<f64>, default: bool) {
+        let pass = actual.is_some_and(|a| match bound {
+            Bound::AtLeast => a >= limit,
+            Bound::AtMost => a <= limit,
+        });
+        self.0.push(SloResult {
+            name,
+            default,
+            limit,
+            actual,
+            pass,
+        });
+    }
+
+    /// The config's objective when it gives one.
+    fn asked(&mut self, name: &'static str, bound: Bound, limit: Option<f64>, actual: Option<f64>) {
+        if let Some(limit) = limit {
+            self.push(name, bound, limit, actual, false);
+        }
+    }
+
+    /// The config's objective, or — unless `replaced` (another key covers it) — the default.
+    fn or_default(
+        &mut self,
+        name: &'static str,
+        bound: Bound,
+        asked: Option<f64>,
+        replaced: bool,
+        default: f64,
+        actual: Option<f64>,
+    ) {
+        match asked {
+            Some(limit) => self.push(name, bound, limit, actual, false),
+            None if !replaced => self.push(name, bound, default, actual, true),
+            None => {}
+        }
+    }
+}
+
+pub fn judge(s: &Slo, r: &Report, facts: Facts) -> Vec<SloResult> {
+    use Bound::{AtLeast, AtMost};
     let sum = &r.summary;
-    let mut out = Vec::new();
-    let mut at_least = |name: &'static str, limit: Option<f64>, actual: Option<f64>| {
-        if let Some(limit) = limit {
-            out.push(SloResult {
-                name,
-                default: false,
-                limit,
-                actual,
-                pass: actual.is_some_and(|a| a >= limit),
-            });
-        }
-    };
-    at_least(
-        "min_success_rate",
-        s.min_success_rate,
-        Some(sum.success_rate),
-    );
-    at_least("min_eps_ratio", s.min_eps_ratio, Some(sum.eps_ratio));
-    let mut at_most = |name: &'static str, limit: Option<f64>, actual: Option<f64>| {
-        if let Some(limit) = limit {
-            out.push(SloResult {
-                name,
-                default: false,
-                limit,
-                actual,
-                pass: actual.is_some_and(|a| a <= limit),
-            });
-        }
-    };
+    let mut rows = Rows(Vec::new());
+    rows.asked("min_success_rate", AtLeast, s.min_success_rate, Some(sum.success_rate));
+    rows.asked("min_eps_ratio", AtLeast, s.min_eps_ratio, Some(sum.eps_ratio));
     let lat = &r.latency_ms.intended;
     let has_lat = lat.count > 0;
-    at_most("max_p95_ms", s.max_p95_ms, has_lat.then_some(lat.p95));
-    at_most("max_p99_ms", s.max_p99_ms, has_lat.then_some(lat.p99));
-    at_most("max_error_rate", s.max_error_rate, Some(sum.error_rate));
-    at_most(
+    rows.asked("max_p95_ms", AtMost, s.max_p95_ms, has_lat.then_some(lat.p95));
+    rows.asked("max_p99_ms", AtMost, s.max_p99_ms, has_lat.then_some(lat.p99));
+    rows.asked("max_error_rate", AtMost, s.max_error_rate, Some(sum.error_rate));
+    // The fail-closed defaults.
+    rows.or_default(
+        "max_failed_events",
+        AtMost,
+        s.max_failed_events.map(|v| v as f64),
+        s.min_success_rate.is_some() || s.max_error_rate.is_some(),
+        0.0,
+        Some(sum.events_failed as f64),
+    );
+    rows.or_default(
+        "max_unsent_events",
+        AtMost,
+        s.max_unsent_events.map(|v| v as f64),
+        s.min_eps_ratio.is_some(),
+        0.0,
+        Some(sum.shortfall_events as f64),
+    );
+    rows.or_default(
+        "min_events_accepted",
+        AtLeast,
+        s.min_events_accepted.map(|v| v as f64),
+        false,
+        1.0,
+        Some(sum.events_accepted as f64),
+    );
+    rows.or_default(
+        "max_acks_pending",
+        AtMost,
+        s.max_acks_pending.map(|v| v as f64),
+        !facts.hec_ack,
+        0.0,
+        Some(sum.acks_pending as f64),
+    );
+    rows.or_default(
         "max_lost_events",
+        AtMost,
         s.max_lost_events.map(|v| v as f64),
+        r.verification.is_none(),
+        0.0,
         r.verification.as_ref().map(|v| v.lost_events as f64),
     );
-    out
+    rows.0
 }
 
 /// The objectives that failed (judged and over their limit).

@@ -86,6 +86,7 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
             .timeline(started_wall_ns, expected_events, plan.profile.peak()),
         jitter_ns: plan.jitter_ns,
         timeouts: plan.timeouts,
+        max_requests_per_sec: plan.config.target.limits.max_requests_per_sec,
         pin: plan.pin,
         info: info.clone(),
     };
@@ -191,6 +192,9 @@ pub fn execute(
             batch_max_bytes: p.batch_bytes,
             config: serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null),
             slo: cfg.slo.clone(),
+            slo_facts: slo::Facts {
+                hec_ack: cfg.target.hec.as_ref().is_some_and(|h| h.ack),
+            },
             verification,
         },
     );

@@ -110,12 +110,19 @@ pub struct RunPlan {
     pub warnings: Vec<String>,
 }
 
-/// Default limits on waiting (issue-free defaults; the config does not set them yet).
-pub const TIMEOUTS: Timeouts = Timeouts {
-    request: Duration::from_secs(30),
-    drain: Duration::from_secs(5),
-    max_attempts: 10,
-};
+/// How long an attempt may wait for its answer, and how long the answers in flight are
+/// waited for after the schedule ends.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
+
+fn timeouts(cfg: &Config) -> Timeouts {
+    Timeouts {
+        request: REQUEST_TIMEOUT,
+        drain: DRAIN_TIMEOUT,
+        max_attempts: cfg.target.retry.max_attempts,
+        max_retry_time: cfg.target.retry.max_time.0,
+    }
+}
 
 /// Reads and checks a config file: every problem at once, each with its field path and line.
 pub fn load_config(
@@ -227,7 +234,7 @@ pub fn plan(
         connections,
         batch_events,
         batch_bytes: cfg.target.batch.max_bytes.0 as usize,
-        timeouts: TIMEOUTS,
+        timeouts: timeouts(&cfg),
         pin: !ov.no_pin,
         serve,
         warnings,
@@ -268,11 +275,6 @@ fn apply_overrides(c: &mut Config, ov: &Overrides) -> Result<(), SetupError> {
         c.workload.burst = None;
         c.workload.ramp = None;
         c.workload.steps = None;
-    }
-    if c.workload.find_ceiling {
-        return Err(SetupError::invalid(
-            "workload.find_ceiling: searching for the ceiling is not available in this version; run a ramp profile and read the timeline instead",
-        ));
     }
     if let Some(s) = ov.seed {
         c.seed = Some(s);

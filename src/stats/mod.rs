@@ -63,6 +63,8 @@ pub struct Counters {
     pub wait_for_target_ns: u64,
     /// Time a due batch waited because no connection was open (the target is down), ns.
     pub target_down_ns: u64,
+    /// Time a due batch waited for the request cap (`limits.max_requests_per_sec`), ns.
+    pub held_by_cap_ns: u64,
     /// UDP: send system calls, GSO buffers among what they sent (each many datagrams), and
     /// sockets on which the kernel refused GSO.
     pub udp_send_calls: u64,
@@ -106,6 +108,7 @@ impl Default for Counters {
             processing_ns: 0,
             wait_for_target_ns: 0,
             target_down_ns: 0,
+            held_by_cap_ns: 0,
             udp_send_calls: 0,
             udp_gso_sends: 0,
             udp_gso_refused: 0,
@@ -148,6 +151,7 @@ impl Counters {
         self.processing_ns += o.processing_ns;
         self.wait_for_target_ns += o.wait_for_target_ns;
         self.target_down_ns += o.target_down_ns;
+        self.held_by_cap_ns += o.held_by_cap_ns;
         self.udp_send_calls += o.udp_send_calls;
         self.udp_gso_sends += o.udp_gso_sends;
         self.udp_gso_refused += o.udp_gso_refused;
