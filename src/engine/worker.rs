@@ -385,16 +385,20 @@ impl Worker {
         }
     }
 
-    /// How many events this worker sends in all, and when its schedule ends.
+    /// How many events this worker sends in all, and when its schedule ends: at `stop.after`
+    /// of schedule time, or when its last event of `stop.total_events` is due. A worker that
+    /// has fallen behind stops there too (the report shows the shortfall): the target is the
+    /// schedule, not a count to be sent however long it takes.
     fn plan_limit(&mut self, p: &WorkerPlan) {
-        let end = p
-            .stop_after
-            .map(|d| self.sched.time_at_active(d.as_secs_f64()));
-        self.ends_at = end.flatten().map(|t| p.start + Duration::from_secs_f64(t));
-        let by_time = match end {
-            None => u64::MAX,
-            Some(None) => u64::MAX,
-            Some(Some(t)) => self.owed_at(p, t),
+        let end = match (p.stop_after, p.total) {
+            (Some(d), _) => self.sched.time_at_active(d.as_secs_f64()),
+            (None, Some(n)) => self.time_of(p, n),
+            (None, None) => None,
+        };
+        self.ends_at = end.map(|t| p.start + Duration::from_secs_f64(t));
+        let by_time = match (p.stop_after, end) {
+            (Some(_), Some(t)) => self.owed_at(p, t),
+            _ => u64::MAX,
         };
         self.limit = p.total.unwrap_or(u64::MAX).min(by_time);
     }
@@ -1063,8 +1067,13 @@ impl Worker {
         let b = &mut self.batches[slot];
         match outcome {
             Outcome::Accepted { ack_id } => {
-                if let (Some(id), Proto::Http { acks: Some(a), .. }) = (ack_id, &mut self.proto) {
-                    a.track(id);
+                if let Proto::Http { acks: Some(a), .. } = &mut self.proto {
+                    match ack_id {
+                        Some(id) => a.track(id),
+                        // Acknowledgement was asked for and the target gave no ackId: this
+                        // batch can never be confirmed.
+                        None => self.counters.acks_pending += 1,
+                    }
                 }
                 self.accepted(slot, now);
             }

@@ -56,9 +56,10 @@ impl SinkProc {
             if err.read_line(&mut line).unwrap_or(0) == 0 {
                 break;
             }
-            if let Some(rest) = line
-                .trim()
+            let l = line.trim();
+            if let Some(rest) = l
                 .strip_prefix("sink listening on http://127.0.0.1:")
+                .or_else(|| l.strip_prefix("sink listening on https://127.0.0.1:"))
             {
                 let port = rest
                     .split(|c: char| !c.is_ascii_digit())
