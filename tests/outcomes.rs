@@ -59,7 +59,14 @@ fn sink_url(s: &SinkProc, scheme: &str) -> String {
 
 #[test]
 fn a_503_on_every_request_fails_the_run_without_an_slo() {
-    let sink = SinkProc::start(&["--http", "127.0.0.1:0", "--fault-503", "1", "--retry-after", "0"]);
+    let sink = SinkProc::start(&[
+        "--http",
+        "127.0.0.1:0",
+        "--fault-503",
+        "1",
+        "--retry-after",
+        "0",
+    ]);
     let (code, v, out) = run(
         &config(
             &sink_url(&sink, "http"),
@@ -74,9 +81,17 @@ fn a_503_on_every_request_fails_the_run_without_an_slo() {
     assert_eq!(u(&s["events_failed"]), 200, "{s}");
     assert_eq!(u(&s["events_accepted"]), 0);
     assert_eq!(u(&s["batches_retries_exhausted"]), 4, "{s}");
-    assert_eq!(u(&v["status"]["503"]), 12, "4 batches x 3 attempts: {}", v["status"]);
+    assert_eq!(
+        u(&v["status"]["503"]),
+        12,
+        "4 batches x 3 attempts: {}",
+        v["status"]
+    );
     let d = failed_defaults(&v);
-    assert!(d.contains(&"max_failed_events".into()) && d.contains(&"min_events_accepted".into()), "{d:?}");
+    assert!(
+        d.contains(&"max_failed_events".into()) && d.contains(&"min_events_accepted".into()),
+        "{d:?}"
+    );
     assert!(out.contains("SLO breached"), "{out}");
 }
 
@@ -127,7 +142,10 @@ fn plain_http_to_a_tls_port_fails_the_run() {
     let s = &v["summary"];
     assert_eq!(u(&s["events_accepted"]), 0, "{s}");
     assert_eq!(u(&s["events_failed"]), 100, "{s}");
-    assert!(u(&s["connection_resets"]) + u(&s["protocol_errors"]) > 0, "{s}");
+    assert!(
+        u(&s["connection_resets"]) + u(&s["protocol_errors"]) > 0,
+        "{s}"
+    );
     assert!(t0.elapsed() < Duration::from_secs(20));
 }
 
@@ -211,12 +229,20 @@ fn the_request_cap_is_a_cap_and_the_shortfall_says_so() {
     let cfg = write_config(tmp.path(), "c.yaml", &yaml);
     let o = bin().args(["validate", "--config", &cfg]).output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
-    assert!(all(&o).contains("target.limits.max_requests_per_sec") && all(&o).contains("fall short"), "{}", all(&o));
+    assert!(
+        all(&o).contains("target.limits.max_requests_per_sec") && all(&o).contains("fall short"),
+        "{}",
+        all(&o)
+    );
     let (code, v, out) = run(&yaml, 2);
     assert_eq!(code, Some(3), "{out}");
     let s = &v["summary"];
     let requests = u(&s["batches_sent"]) as f64;
-    assert!(requests <= 20.0 * f(&s["window_s"]) + 3.0, "{requests} requests in {}", s["window_s"]);
+    assert!(
+        requests <= 20.0 * f(&s["window_s"]) + 3.0,
+        "{requests} requests in {}",
+        s["window_s"]
+    );
     assert_eq!(s["shortfall_by"], "request cap", "{s}");
     assert!(out.contains("fall short"), "the run warns too: {out}");
 }
@@ -243,7 +269,10 @@ fn a_collector_killed_mid_run_fails_the_run() {
     let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", all(&o)));
     assert_eq!(o.status.code(), Some(3), "{}", all(&o));
     let s = &v["summary"];
-    assert!(u(&s["reconnects"]) > 0, "reconnect attempts are counted: {s}");
+    assert!(
+        u(&s["reconnects"]) > 0,
+        "reconnect attempts are counted: {s}"
+    );
     assert!(u(&s["connect_errors"]) > 0, "{s}");
     assert!(u(&s["shortfall_events"]) > 1000, "{s}");
     assert_eq!(s["shortfall_by"], "target down", "{s}");
@@ -410,7 +439,11 @@ fn hec_ack_with_gzip_passes_a_strict_hec_checker() {
     assert_eq!(code, Some(0), "{out}");
     let s = &v["summary"];
     assert_eq!(u(&s["batches_acked"]), u(&s["batches_accepted"]), "{s}");
-    assert_eq!((u(&s["acks_pending"]), u(&s["ack_poll_failures"])), (0, 0), "{s}");
+    assert_eq!(
+        (u(&s["acks_pending"]), u(&s["ack_poll_failures"])),
+        (0, 0),
+        "{s}"
+    );
     assert_eq!(hec.violations(), Vec::<String>::new());
 }
 
@@ -421,9 +454,16 @@ fn unconfirmed_acks_fail_the_run_and_do_not_dilute_the_target() {
     assert_eq!(code, Some(3), "{out}");
     let s = &v["summary"];
     assert_eq!(u(&s["acks_pending"]), u(&s["batches_accepted"]), "{s}");
-    assert!((f(&s["target_eps"]) - 2000.0).abs() < 1.0, "the drain is not in the target: {s}");
+    assert!(
+        (f(&s["target_eps"]) - 2000.0).abs() < 1.0,
+        "the drain is not in the target: {s}"
+    );
     assert!(f(&s["drain_s"]) > 4.0, "the acks were waited for: {s}");
-    assert!(failed_defaults(&v).contains(&"max_acks_pending".into()), "{}", v["slo"]);
+    assert!(
+        failed_defaults(&v).contains(&"max_acks_pending".into()),
+        "{}",
+        v["slo"]
+    );
     assert_eq!(hec.violations(), Vec::<String>::new());
 }
 
@@ -451,7 +491,10 @@ fn a_target_that_gives_no_ackid_leaves_every_batch_unconfirmed() {
         1,
     );
     assert_eq!(code, Some(3), "{out}");
-    assert_eq!(u(&v["summary"]["acks_pending"]), u(&v["summary"]["batches_accepted"]));
+    assert_eq!(
+        u(&v["summary"]["acks_pending"]),
+        u(&v["summary"]["batches_accepted"])
+    );
 }
 
 #[test]

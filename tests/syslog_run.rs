@@ -249,7 +249,11 @@ fn oversize_messages_are_counted_not_cut() {
     let (o, v) = run_json(&cfg, 1, 1);
     // Every event failed and none was written: the default objectives fail the run.
     assert_eq!(o.status.code(), Some(3), "{}", all(&o));
-    assert!(all(&o).contains("max_failed_events") && all(&o).contains("min_events_accepted"), "{}", all(&o));
+    assert!(
+        all(&o).contains("max_failed_events") && all(&o).contains("min_events_accepted"),
+        "{}",
+        all(&o)
+    );
     // Windows Security events are ~4 KB: every one is over 1 KB and left out, and said so.
     let s = &v["summary"];
     assert_eq!(s["oversize_events"], 200, "{s}");

@@ -36,7 +36,7 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
         request_cap(c, p, r);
     }
     target(&c.target, r, store);
-    source(&c.source, r, packs);
+    source(&c.source, c.mode, r, packs);
     workload(&c.workload, r);
     observability(&c.observability, r);
     slo(&c.slo, r);
@@ -495,7 +495,7 @@ fn tls_rules(tls: &Tls, t: &Target, r: &mut Reader) {
     }
 }
 
-fn source(s: &Source, r: &mut Reader, packs: Option<&dyn PackIndex>) {
+fn source(s: &Source, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>) {
     if s.id.is_empty()
         || !s
             .id
@@ -561,12 +561,15 @@ fn source(s: &Source, r: &mut Reader, packs: Option<&dyn PackIndex>) {
     }
     match ts.mode {
         TimestampMode::Realtime => {
+            // A deterministic run's clock may start at an anchor: then two runs send the same
+            // bytes, timestamps included.
+            let anchor_ok = mode == Mode::Deterministic;
             for k in ["anchor", "span"] {
                 let p = format!("source.timestamps.{k}");
-                if r.present(&p) {
+                if r.present(&p) && !(k == "anchor" && anchor_ok) {
                     r.error(
                         &p,
-                        format!("{k} applies to mode backfill; this block uses mode realtime"),
+                        format!("{k} applies to mode backfill (anchor also to a deterministic run's clock); this block uses mode realtime"),
                     );
                 }
             }
@@ -751,12 +754,7 @@ pub fn peak_eps(w: &Workload) -> f64 {
         Profile::Steady => w.eps.unwrap_or(0.0),
         Profile::Burst => w.burst.as_ref().map_or(0.0, |b| b.high_eps.max(b.low_eps)),
         Profile::Ramp => w.ramp.as_ref().map_or(0.0, |r| r.from_eps.max(r.to_eps)),
-        Profile::Steps => w
-            .steps
-            .iter()
-            .flatten()
-            .map(|s| s.eps)
-            .fold(0.0, f64::max),
+        Profile::Steps => w.steps.iter().flatten().map(|s| s.eps).fold(0.0, f64::max),
     };
     peak.max(0.0)
 }

@@ -39,7 +39,14 @@ enum Bound {
 struct Rows(Vec<SloResult>);
 
 impl Rows {
-    fn push(&mut self, name: &'static str, bound: Bound, limit: f64, actual: Option<f64>, default: bool) {
+    fn push(
+        &mut self,
+        name: &'static str,
+        bound: Bound,
+        limit: f64,
+        actual: Option<f64>,
+        default: bool,
+    ) {
         let pass = actual.is_some_and(|a| match bound {
             Bound::AtLeast => a >= limit,
             Bound::AtMost => a <= limit,
@@ -82,13 +89,38 @@ pub fn judge(s: &Slo, r: &Report, facts: Facts) -> Vec<SloResult> {
     use Bound::{AtLeast, AtMost};
     let sum = &r.summary;
     let mut rows = Rows(Vec::new());
-    rows.asked("min_success_rate", AtLeast, s.min_success_rate, Some(sum.success_rate));
-    rows.asked("min_eps_ratio", AtLeast, s.min_eps_ratio, Some(sum.eps_ratio));
+    rows.asked(
+        "min_success_rate",
+        AtLeast,
+        s.min_success_rate,
+        Some(sum.success_rate),
+    );
+    rows.asked(
+        "min_eps_ratio",
+        AtLeast,
+        s.min_eps_ratio,
+        Some(sum.eps_ratio),
+    );
     let lat = &r.latency_ms.intended;
     let has_lat = lat.count > 0;
-    rows.asked("max_p95_ms", AtMost, s.max_p95_ms, has_lat.then_some(lat.p95));
-    rows.asked("max_p99_ms", AtMost, s.max_p99_ms, has_lat.then_some(lat.p99));
-    rows.asked("max_error_rate", AtMost, s.max_error_rate, Some(sum.error_rate));
+    rows.asked(
+        "max_p95_ms",
+        AtMost,
+        s.max_p95_ms,
+        has_lat.then_some(lat.p95),
+    );
+    rows.asked(
+        "max_p99_ms",
+        AtMost,
+        s.max_p99_ms,
+        has_lat.then_some(lat.p99),
+    );
+    rows.asked(
+        "max_error_rate",
+        AtMost,
+        s.max_error_rate,
+        Some(sum.error_rate),
+    );
     // The fail-closed defaults.
     rows.or_default(
         "max_failed_events",
