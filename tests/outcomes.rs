@@ -515,3 +515,23 @@ fn hec_ack_with_gzip_is_confirmed_by_the_builtin_sink() {
     assert_eq!(u(&s["ack_poll_failures"]), 0, "{s}");
     assert_eq!(v["verification"]["distinct"], 4000);
 }
+
+#[test]
+fn the_warm_up_is_in_the_timeline_and_out_of_the_summary() {
+    let (code, v, out) = run(
+        &config("builtin", "", "{ eps: 1000, warmup: 2s, stop: { after: 4s } }", ""),
+        2,
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let s = &v["summary"];
+    assert_eq!(f(&s["warmup_s"]), 2.0);
+    assert!((f(&s["window_s"]) - 2.0).abs() < 0.01, "{s}");
+    assert!((f(&s["target_eps"]) - 1000.0).abs() < 1.0, "{s}");
+    // About the last two seconds' events; the timeline has all four.
+    let sent = u(&s["events_sent"]);
+    assert!((1800..=2200).contains(&sent), "{s}");
+    let rows = v["timeline"].as_array().unwrap();
+    let in_rows: u64 = rows.iter().map(|r| u(&r["events_sent"])).sum();
+    assert_eq!(in_rows, 4000, "the timeline keeps the warm-up");
+    assert_eq!(u(&v["latency_ms"]["intended"]["count"]), u(&s["batches_accepted"]));
+}

@@ -278,6 +278,10 @@ pub struct Workload {
     pub ramp: Option<Ramp>,
     pub steps: Option<Vec<Step>>,
     pub stop: Stop,
+    /// The first stretch of the run: sent and in the timeline, left out of the summary and
+    /// the objectives (caches, JITs and connection pools settle).
+    #[serde(serialize_with = "as_text")]
+    pub warmup: Dur,
     pub find_ceiling: bool,
     /// Concurrent connections, spread over the worker threads (`--workers`).
     pub workers: Option<u32>,
@@ -638,6 +642,7 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
         }
     };
     let find_ceiling = o.get(r, "find_ceiling").unwrap_or(false);
+    let warmup = o.get(r, "warmup").unwrap_or_default();
     let workers = o.get(r, "workers");
     o.finish(r);
     Some(Workload {
@@ -648,6 +653,7 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
         ramp: ramp.flatten(),
         steps,
         stop: stop.unwrap_or_default(),
+        warmup,
         find_ceiling,
     })
 }

@@ -724,6 +724,15 @@ fn workload(w: &Workload, r: &mut Reader) {
             }
         }
     }
+    if let Some(after) = w.stop.after
+        && !w.warmup.0.is_zero()
+        && w.warmup.0 >= after.0
+    {
+        r.error(
+            "workload.warmup",
+            format!("{} leaves nothing to measure: stop.after is {after}", w.warmup),
+        );
+    }
     let stop_given = r.present("workload.stop");
     match (w.stop.after, w.stop.total_events) {
         (Some(_), Some(_)) => r.error(

@@ -222,7 +222,7 @@ mod tests {
     use crate::stats::{Interval, new_histogram};
 
     fn merged() -> Merger {
-        let mut m = Merger::new(1);
+        let mut m = Merger::new(1, 0);
         for k in 0..3u64 {
             let mut latency = new_histogram();
             latency.record(2000 * (k + 1)).unwrap();

@@ -23,9 +23,16 @@ struct Pending {
 
 pub struct Merger {
     threads: usize,
+    /// Everything since the start (the live view).
     pub totals: Counters,
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
+    /// Seconds of warm-up: kept in the timeline, left out of what is measured.
+    warmup_s: usize,
+    /// What is measured: everything after the warm-up (the report's summary).
+    pub measured: Counters,
+    pub measured_latency: Histogram<u64>,
+    pub measured_service: Histogram<u64>,
     /// Seconds not closed yet: `pending[0]` is second `seconds.len()`.
     pending: VecDeque<Pending>,
     /// Cleared histograms of closed seconds, for the next ones.
@@ -36,12 +43,16 @@ pub struct Merger {
 }
 
 impl Merger {
-    pub fn new(threads: usize) -> Merger {
+    pub fn new(threads: usize, warmup_s: usize) -> Merger {
         Merger {
             threads,
             totals: Counters::default(),
             latency: new_histogram(),
             service: new_histogram(),
+            warmup_s,
+            measured: Counters::default(),
+            measured_latency: new_histogram(),
+            measured_service: new_histogram(),
             pending: VecDeque::new(),
             spare: Vec::new(),
             seconds: Vec::new(),
@@ -66,6 +77,12 @@ impl Merger {
         self.totals.add(&iv.counters);
         let _ = self.latency.add(&iv.latency);
         let _ = self.service.add(&iv.service);
+        // A worker's k-th interval is its second k; its last may run past a second's end.
+        if k >= self.warmup_s {
+            self.measured.add(&iv.counters);
+            let _ = self.measured_latency.add(&iv.latency);
+            let _ = self.measured_service.add(&iv.service);
+        }
         // A worker is never behind the closed seconds: each closes only once all have sent it.
         let at = k.saturating_sub(self.seconds.len());
         while self.pending.len() <= at {
@@ -170,7 +187,7 @@ mod tests {
 
     #[test]
     fn a_second_closes_when_every_worker_has_sent_it() {
-        let mut m = Merger::new(2);
+        let mut m = Merger::new(2, 0);
         let target = |t: u32| 100.0 * f64::from(t + 1);
         m.add(interval(0, 10, &[1000], false), target);
         m.add(interval(0, 20, &[2000], false), target);
@@ -203,6 +220,20 @@ mod tests {
         assert_eq!(m.seconds.len(), 4);
         assert_eq!(m.totals.events_accepted, 43);
         assert_eq!(m.latency.len(), 5);
+        assert_eq!(m.measured, m.totals, "no warm-up: everything is measured");
+    }
+
+    #[test]
+    fn the_warm_up_is_in_the_timeline_and_not_measured() {
+        let mut m = Merger::new(1, 2);
+        for (k, n) in [10, 20, 30, 40].into_iter().enumerate() {
+            m.add(interval(0, n, &[1000 * (k as u64 + 1)], k == 3), |_| 0.0);
+        }
+        assert_eq!(m.seconds.len(), 4);
+        assert_eq!(m.totals.events_accepted, 100);
+        assert_eq!(m.measured.events_accepted, 70);
+        assert_eq!(m.measured_latency.len(), 2);
+        assert_eq!(m.measured_latency.min(), 3000);
     }
 
     #[test]

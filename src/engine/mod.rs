@@ -81,6 +81,8 @@ pub struct EnginePlan {
     pub timeline: Timeline,
     pub jitter_ns: u64,
     pub timeouts: Timeouts,
+    /// `workload.warmup`: the first seconds are in the timeline and out of the measurement.
+    pub warmup: Duration,
     /// `limits.max_requests_per_sec`: a cap on requests, split between the workers.
     pub max_requests_per_sec: Option<f64>,
     pub pin: bool,
@@ -124,7 +126,7 @@ pub fn run(plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapshot))
         plan: &plan,
         cell: &steer.cell,
         abort: &abort,
-        merger: Merger::new(threads),
+        merger: Merger::new(threads, plan.warmup.as_secs_f64().ceil() as usize),
         sched: steer.cell.schedule(),
         seq: 0,
         start,
@@ -365,18 +367,22 @@ impl Coordinator<'_> {
         let duration = self.start.elapsed();
         let secs = duration.as_secs_f64();
         let end = self.window_end(secs);
-        let target_events = self.due_by(end);
+        // The measured window starts after the warm-up (whole seconds, as the rows are).
+        let warm = (self.plan.warmup.as_secs_f64().ceil()).min(end);
+        let target_events = self.due_by(end) - self.due_by(warm);
         let paused = (secs - self.sched.active(secs)).max(0.0);
-        let window = Duration::from_secs_f64(self.sched.active(end).max(0.0));
+        let window =
+            Duration::from_secs_f64((self.sched.active(end) - self.sched.active(warm)).max(0.0));
         let drain = Duration::from_secs_f64((secs - end).max(0.0));
         let m = self.merger;
         RunResult {
             duration,
             threads: self.plan.threads.max(1),
             connections,
-            totals: m.totals,
-            latency: m.latency,
-            service: m.service,
+            totals: m.measured,
+            latency: m.measured_latency,
+            service: m.measured_service,
+            warmup: Duration::from_secs_f64(warm),
             seconds: m.seconds,
             abort: self.abort.reason(),
             target_events,

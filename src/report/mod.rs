@@ -87,8 +87,10 @@ pub struct Summary {
     pub target_eps: f64,
     pub achieved_eps: f64,
     pub eps_ratio: f64,
-    /// The schedule's window (schedule seconds): the rates' denominator.
+    /// The schedule's window (schedule seconds, after the warm-up): the rates' denominator.
     pub window_s: f64,
+    /// The warm-up at the start (`workload.warmup`): in the timeline, out of this summary.
+    pub warmup_s: f64,
     /// After the window, waiting for answers in flight: how long, and how many events were
     /// accepted in it (counted in `events_accepted`, never in a rate's denominator).
     pub drain_s: f64,
@@ -316,6 +318,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
             0.0
         },
         window_s,
+        warmup_s: r.warmup.as_secs_f64(),
         drain_s: r.drain.as_secs_f64(),
         events_accepted_in_drain: c.events_accepted_in_drain,
         mb_per_s: per_s(c.bytes_sent as f64) / 1e6,

@@ -86,6 +86,7 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
             .timeline(started_wall_ns, expected_events, plan.profile.peak()),
         jitter_ns: plan.jitter_ns,
         timeouts: plan.timeouts,
+        warmup: plan.config.workload.warmup.0,
         max_requests_per_sec: plan.config.target.limits.max_requests_per_sec,
         pin: plan.pin,
         info: info.clone(),

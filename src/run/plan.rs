@@ -569,6 +569,7 @@ mod tests {
             ramp: None,
             steps: None,
             stop: crate::config::schema::Stop::default(),
+            warmup: crate::config::units::Dur::default(),
             find_ceiling: false,
             workers: None,
         };

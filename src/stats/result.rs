@@ -96,6 +96,7 @@ pub struct RunResult {
     pub duration: Duration,
     pub threads: usize,
     pub connections: usize,
+    /// What was measured: everything after the warm-up.
     pub totals: Counters,
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
@@ -109,6 +110,8 @@ pub struct RunResult {
     pub window: Duration,
     /// From the end of the window to the last worker stopping: answers in flight waited for.
     pub drain: Duration,
+    /// The warm-up at the start of the run, kept in `seconds` and out of everything else.
+    pub warmup: Duration,
     /// Time spent paused by control.
     pub paused: Duration,
     /// Control actions, in the order taken.
