@@ -24,6 +24,8 @@ target:
   batch: { max_events: 500, max_bytes: 4MB }
 source: { id: aws.cloudtrail }
 workload: { eps: 2000000, workers: 4, stop: { after: ${secs}s } }
+# More than this machine can do, on purpose: the shortfall is the point, not a failure.
+slo: { min_eps_ratio: 0 }
 YAML
 sed 's/eps: 2000000/eps: 200000/' "$work/c.yaml" > "$work/fixed.yaml"
 

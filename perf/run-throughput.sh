@@ -17,6 +17,8 @@ target:
   batch: { max_events: 500, max_bytes: 4MB }
 source: { id: aws.cloudtrail }
 workload: { eps: $eps, workers: 4, stop: { after: $dur } }
+# More than this machine can do, on purpose: the shortfall is the point, not a failure.
+slo: { min_eps_ratio: 0 }
 YAML
 /usr/bin/time -f 'peak RSS %M KB' target/release/ingestbench run --config "$cfg" --threads 2 --output json > /tmp/ib-run.json
 python3 - <<'PY'

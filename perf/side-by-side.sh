@@ -36,6 +36,8 @@ target:
   batch: { max_events: 500, max_bytes: 4MB }
 source: { id: aws.cloudtrail }
 workload: { eps: 5000000, workers: $conns, stop: { after: ${secs}s } }
+# More than this machine can do, on purpose: the shortfall is the point, not a failure.
+slo: { min_eps_ratio: 0 }
 YAML
 taskset -c 1 "$bin" run --config "$work/ib.yaml" --threads 1 --no-pin --output json > "$work/ib.json"
 ib_rps=$(python3 -c "import json; r=json.load(open('$work/ib.json')); print(r['summary']['batches_accepted']/r['duration_s'])")

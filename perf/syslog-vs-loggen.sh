@@ -31,6 +31,8 @@ target:
   batch: { max_events: 2000, max_bytes: 1MB }
 source: { id: linux.syslog }
 workload: { eps: 20000000, workers: 1, stop: { after: ${secs}s } }
+# More than this machine can do, on purpose: the shortfall is the point, not a failure.
+slo: { min_eps_ratio: 0 }
 YAML
   taskset -c 1 "$bin" run --config "$work/ib.yaml" --threads 1 --no-pin --output json > "$work/ib.json"
   python3 -c "import json; r=json.load(open('$work/ib.json')); s=r['summary']; print(s['events_accepted']/r['duration_s'])"
