@@ -519,7 +519,12 @@ fn hec_ack_with_gzip_is_confirmed_by_the_builtin_sink() {
 #[test]
 fn the_warm_up_is_in_the_timeline_and_out_of_the_summary() {
     let (code, v, out) = run(
-        &config("builtin", "", "{ eps: 1000, warmup: 2s, stop: { after: 4s } }", ""),
+        &config(
+            "builtin",
+            "",
+            "{ eps: 1000, warmup: 2s, stop: { after: 4s } }",
+            "",
+        ),
         2,
     );
     assert_eq!(code, Some(0), "{out}");
@@ -533,5 +538,8 @@ fn the_warm_up_is_in_the_timeline_and_out_of_the_summary() {
     let rows = v["timeline"].as_array().unwrap();
     let in_rows: u64 = rows.iter().map(|r| u(&r["events_sent"])).sum();
     assert_eq!(in_rows, 4000, "the timeline keeps the warm-up");
-    assert_eq!(u(&v["latency_ms"]["intended"]["count"]), u(&s["batches_accepted"]));
+    assert_eq!(
+        u(&v["latency_ms"]["intended"]["count"]),
+        u(&s["batches_accepted"])
+    );
 }

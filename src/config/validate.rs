@@ -730,7 +730,10 @@ fn workload(w: &Workload, r: &mut Reader) {
     {
         r.error(
             "workload.warmup",
-            format!("{} leaves nothing to measure: stop.after is {after}", w.warmup),
+            format!(
+                "{} leaves nothing to measure: stop.after is {after}",
+                w.warmup
+            ),
         );
     }
     let stop_given = r.present("workload.stop");

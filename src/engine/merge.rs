@@ -40,7 +40,12 @@ pub struct Merger {
     pub seconds: Vec<Second>,
     per_worker: Vec<usize>,
     done: Vec<bool>,
+    /// Told each closed second's two histograms (intended, service), e.g. an HDR log.
+    log: Option<SecondLog>,
 }
+
+/// What hears of each second as it closes: `(t, intended, service)`.
+pub type SecondLog = Box<dyn FnMut(u32, &Histogram<u64>, &Histogram<u64>) + Send>;
 
 impl Merger {
     pub fn new(threads: usize, warmup_s: usize) -> Merger {
@@ -58,7 +63,14 @@ impl Merger {
             seconds: Vec::new(),
             per_worker: vec![0; threads],
             done: vec![false; threads],
+            log: None,
         }
+    }
+
+    /// Has `log` told of every second as it closes, with its histograms.
+    pub fn with_log(mut self, log: Option<SecondLog>) -> Merger {
+        self.log = log;
+        self
     }
 
     /// Folds one interval in and returns its histograms, cleared, for the worker to reuse.
@@ -118,6 +130,9 @@ impl Merger {
             return;
         };
         let t = self.seconds.len() as u32;
+        if let Some(log) = &mut self.log {
+            log(t, &p.latency, &p.service);
+        }
         self.seconds.push(Second {
             t,
             counts: SecondCounts::of(&p.counters),
@@ -221,6 +236,19 @@ mod tests {
         assert_eq!(m.totals.events_accepted, 43);
         assert_eq!(m.latency.len(), 5);
         assert_eq!(m.measured, m.totals, "no warm-up: everything is measured");
+    }
+
+    #[test]
+    fn the_log_hears_of_every_second_with_its_histograms() {
+        let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let h = heard.clone();
+        let mut m = Merger::new(1, 0).with_log(Some(Box::new(move |t, l, _| {
+            h.lock().unwrap().push((t, l.len()));
+        })));
+        m.add(interval(0, 1, &[5, 6], false), |_| 0.0);
+        m.add(interval(0, 1, &[7], true), |_| 0.0);
+        m.finish(|_| 0.0);
+        assert_eq!(*heard.lock().unwrap(), [(0, 2), (1, 1)]);
     }
 
     #[test]

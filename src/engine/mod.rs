@@ -88,6 +88,8 @@ pub struct EnginePlan {
     pub pin: bool,
     /// What snapshots say the run is.
     pub info: RunInfo,
+    /// Told every second's histograms as it closes (the HDR log).
+    pub second_log: Option<merge::SecondLog>,
 }
 
 /// How often the coordinator publishes a snapshot.
@@ -109,7 +111,8 @@ struct Workers {
 }
 
 /// Runs the plan to the end, publishing snapshots as it goes, and returns what was measured.
-pub fn run(plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapshot)) -> RunResult {
+pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapshot)) -> RunResult {
+    let second_log = plan.second_log.take();
     let threads = plan.threads.max(1);
     let connections = plan.connections.max(threads);
     let abort = Arc::new(Abort::default());
@@ -126,7 +129,8 @@ pub fn run(plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapshot))
         plan: &plan,
         cell: &steer.cell,
         abort: &abort,
-        merger: Merger::new(threads, plan.warmup.as_secs_f64().ceil() as usize),
+        merger: Merger::new(threads, plan.warmup.as_secs_f64().ceil() as usize)
+            .with_log(second_log),
         sched: steer.cell.schedule(),
         seq: 0,
         start,

@@ -90,6 +90,7 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         max_requests_per_sec: plan.config.target.limits.max_requests_per_sec,
         pin: plan.pin,
         info: info.clone(),
+        second_log: None,
     };
     Ok(Started {
         info,
