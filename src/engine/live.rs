@@ -158,6 +158,8 @@ pub fn errors(c: &Counters) -> BTreeMap<String, u64> {
         ("protocol", c.protocol_errors),
         ("auth", c.auth_failures),
         ("oversize", c.oversize_events),
+        ("retries_exhausted", c.batches_retries_exhausted),
+        ("ack_poll", c.ack_poll_failures),
     ] {
         if v > 0 {
             e.insert(k.to_string(), v);

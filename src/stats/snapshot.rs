@@ -169,7 +169,8 @@ pub struct Snapshot {
     /// The whole run so far.
     pub cumulative: Window,
     /// Counters of problems by kind since the start: `connect`, `reset`, `timeout`,
-    /// `protocol`, `auth`, `oversize`, `status_<code>` for answers other than 2xx,
+    /// `protocol`, `auth`, `oversize`, `retries_exhausted` (batches), `ack_poll` (failed HEC
+    /// ack polls), `status_<code>` for answers other than 2xx,
     /// `hec_code_<n>` for HEC codes other than 0.
     pub errors: BTreeMap<String, u64>,
     /// Answers by HTTP status since the start.
