@@ -141,6 +141,9 @@ if [ ! -x /usr/bin/prometheus ] && ! command -v prometheus >/dev/null 2>&1; then
   done
 fi
 pip_install prometheus_client prometheus-client
+# HdrHistogram's Python port: its HistogramLogReader reads our observability.hdr_log
+# (tests/hdr_log.rs through tests/support/hdr_log_read.py).
+pip_install hdrh hdrhistogram
 # end prometheus
 # status page: a real browser for tests/status_page.rs. Debian's chromium and its chromedriver
 # load the page headless, and Python's selenium (PyPI) drives them through

@@ -13,6 +13,7 @@ use crate::config::units::parse_duration;
 use crate::exit::Exit;
 use crate::pack::Catalog;
 use crate::report;
+use crate::report::text::Timeline;
 use crate::run::{self, Observer, Overrides, Run, SetupError, Snapshot};
 use crate::serve;
 use crate::stats::snapshot::RunState;
@@ -25,6 +26,7 @@ use crate::stats::snapshot::RunState;
     example = "ingestbench run --config examples/steady-smoke.yaml",
     example = "ingestbench run --config examples/lphc.yaml --duration 30s --eps 20000 --threads 2 --workers 8",
     example = "ingestbench run --config my.yaml --output json > report.json",
+    example = "ingestbench run --config examples/ramp.yaml --timeline full",
     note = "Exit codes: 0 OK, 2 invalid config, 3 SLO breach, 4 authentication failure, 5 lost or duplicated events, 6 aborted (e.g. target unreachable)."
 )]
 pub struct Args {
@@ -49,6 +51,10 @@ pub struct Args {
     /// report on stdout: text (default) or json
     #[argh(option, default = "Output::Text")]
     output: Output,
+    /// per-second timeline in the text report: condensed (default: every 10th second and
+    /// every second with errors, control actions or rate steps) or full (JSON has every row)
+    #[argh(option, default = "Timeline::Condensed")]
+    timeline: Timeline,
     /// seed for every random choice (overrides the config's)
     #[argh(option)]
     seed: Option<u64>,
@@ -88,6 +94,12 @@ crate::yaml_enum!(
 impl argh::FromArgValue for Output {
     fn from_arg_value(value: &str) -> Result<Self, String> {
         Output::parse(value)
+    }
+}
+
+impl argh::FromArgValue for Timeline {
+    fn from_arg_value(value: &str) -> Result<Self, String> {
+        Timeline::parse(value)
     }
 }
 
@@ -164,7 +176,7 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
     let handle = run.start(observers)?;
     let outcome = handle.wait()?;
     match a.output {
-        Output::Text => super::out(&report::text::render(&outcome.report)),
+        Output::Text => super::out(&report::text::render_with(&outcome.report, a.timeline)),
         Output::Json => {
             super::out(&serde_json::to_string_pretty(&outcome.report).unwrap_or_default())
         }

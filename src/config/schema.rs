@@ -329,6 +329,11 @@ pub struct Observability {
     /// The environment variable holding the token a non-loopback status page asks for.
     pub dashboard_token_env: Option<String>,
     pub report: Option<String>,
+    /// Write the per-second timeline as CSV here when the run ends.
+    pub csv: Option<String>,
+    /// Write the latency histograms here as an HdrHistogram interval log (one interval per
+    /// second, tagged `intended` and `service`) while the run goes on.
+    pub hdr_log: Option<String>,
     /// Serve `/metrics` (Prometheus text format) at this address during the run.
     pub prometheus: Option<String>,
     /// Keep the status page and `/metrics` up this long after the run ends, so the last
@@ -687,6 +692,8 @@ fn read_observability(r: &mut Reader, mut o: Obj) -> Observability {
         allow_remote: o.get(r, "allow_remote").unwrap_or(false),
         dashboard_token_env: o.get(r, "dashboard_token_env"),
         report: o.get(r, "report"),
+        csv: o.get(r, "csv"),
+        hdr_log: o.get(r, "hdr_log"),
         prometheus: o.get(r, "prometheus"),
         linger: o.get(r, "linger").unwrap_or_default(),
     };

@@ -834,15 +834,29 @@ fn observability(o: &Observability, r: &mut Reader) {
             format!("{v} is not set; the run will need it"),
         );
     }
-    if let Some(rep) = &o.report {
-        if rep.is_empty() {
-            r.error("observability.report", "must be a file path");
-        } else if Path::new(rep).is_dir() {
+    let outputs = [
+        ("observability.report", &o.report),
+        ("observability.csv", &o.csv),
+        ("observability.hdr_log", &o.hdr_log),
+    ];
+    for (i, (key, path)) in outputs.iter().enumerate() {
+        let Some(p) = path else { continue };
+        output_file(key, p, r);
+        if let Some((other, _)) = outputs[..i].iter().find(|(_, q)| q.as_ref() == Some(p)) {
             r.error(
-                "observability.report",
-                format!("{rep} is a directory; give a file path"),
+                key,
+                format!("{p} is also {other}; give each output its own file"),
             );
         }
+    }
+}
+
+/// A file the run writes: a path, not a directory.
+fn output_file(key: &str, p: &str, r: &mut Reader) {
+    if p.is_empty() {
+        r.error(key, "must be a file path");
+    } else if Path::new(p).is_dir() {
+        r.error(key, format!("{p} is a directory; give a file path"));
     }
 }
 

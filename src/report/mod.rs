@@ -1,9 +1,13 @@
 //! The run report: plain data built once from a `RunResult`, the facts the engine does not
 //! know (`Context`: run id, host, target, config, SLOs) and (when the target can tell) what
-//! the store received; then small writers, one per format (`text`, JSON via serde). The JSON
-//! schema is versioned (`REPORT_SCHEMA`) and documented in docs/report.md. Nothing here reads
-//! clocks or the environment.
+//! the store received; then small writers, one per format (`text`, JSON via serde, `csv` of
+//! the timeline, `hdr_log` for HdrHistogram's interval log). The JSON schema is versioned
+//! (`REPORT_SCHEMA`) and documented in docs/report.md; it carries both latency histograms
+//! whole (`hdr`), so saved reports merge exactly. Nothing here reads clocks or the environment.
 
+pub mod csv;
+pub mod hdr;
+pub mod hdr_log;
 pub mod slo;
 pub mod text;
 
@@ -11,6 +15,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
+use serde::ser::{SerializeStruct, Serializer};
 
 use std::time::Duration;
 
@@ -21,7 +26,7 @@ use crate::stats::snapshot::ControlMark;
 /// same figures a snapshot carries as `stored`).
 pub use crate::stats::snapshot::Stored as Verification;
 
-pub const REPORT_SCHEMA: &str = "ingestbench.report/1";
+pub const REPORT_SCHEMA: &str = "ingestbench.report/2";
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
@@ -41,6 +46,9 @@ pub struct Report {
     pub summary: Summary,
     pub latency_ms: Latencies,
     pub latency_histogram: Vec<Bucket>,
+    /// Both latency histograms whole (HdrHistogram V2 + DEFLATE, base64): decode with
+    /// `hdr::decode` and add to merge runs exactly.
+    pub latency_hdr: LatencyHdr,
     pub status: BTreeMap<String, u64>,
     pub hec_codes: BTreeMap<String, u64>,
     pub timeline: Vec<SecondRow>,
@@ -154,7 +162,12 @@ pub struct Summary {
     pub delivery: &'static str,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+/// Latency percentiles in milliseconds, as the histogram gives them. A percentile is only
+/// *shown* (in JSON: a number, else `null`; in text: else `—`) when the sample count supports
+/// it (`min_samples`, Rally's rule): no p99.99 from 500 samples. SLO judging reads the fields
+/// as they are; with few samples the high percentiles approach the maximum, which is the
+/// conservative side.
+#[derive(Clone, Debug, Default)]
 pub struct Percentiles {
     pub count: u64,
     pub mean: f64,
@@ -170,12 +183,71 @@ pub struct Percentiles {
     pub max: f64,
 }
 
+/// The fewest samples a percentile needs to be shown (Rally's `percentiles_for_sample_size`):
+/// p50 and the max from one sample (p10, p25 and p75 with them), p90 from 10 (p95 with it),
+/// p99 from 100, p99.9 from 1,000, p99.99 from 10,000.
+pub fn min_samples(percent: f64) -> u64 {
+    if percent <= 75.0 || percent >= 100.0 {
+        1
+    } else if percent <= 95.0 {
+        10
+    } else if percent <= 99.0 {
+        100
+    } else if percent <= 99.9 {
+        1_000
+    } else {
+        10_000
+    }
+}
+
+impl Percentiles {
+    /// Every percentile field: its JSON key, its percent (the max is 100) and its value.
+    pub fn fields(&self) -> [(&'static str, f64, f64); 10] {
+        [
+            ("p10", 10.0, self.p10),
+            ("p25", 25.0, self.p25),
+            ("p50", 50.0, self.p50),
+            ("p75", 75.0, self.p75),
+            ("p90", 90.0, self.p90),
+            ("p95", 95.0, self.p95),
+            ("p99", 99.0, self.p99),
+            ("p99_9", 99.9, self.p99_9),
+            ("p99_99", 99.99, self.p99_99),
+            ("max", 100.0, self.max),
+        ]
+    }
+
+    /// `value` (the field for `percent`) when this many samples support it, else `None`.
+    pub fn shown(&self, percent: f64, value: f64) -> Option<f64> {
+        (self.count > 0 && self.count >= min_samples(percent)).then_some(value)
+    }
+}
+
+impl Serialize for Percentiles {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Percentiles", 12)?;
+        st.serialize_field("count", &self.count)?;
+        st.serialize_field("mean", &(self.count > 0).then_some(self.mean))?;
+        for (key, percent, value) in self.fields() {
+            st.serialize_field(key, &self.shown(percent, value))?;
+        }
+        st.end()
+    }
+}
+
 /// Latency from the intended send time (coordinated-omission free) and service time (from
 /// the actual write of the attempt that succeeded), in milliseconds.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Latencies {
     pub intended: Percentiles,
     pub service: Percentiles,
+}
+
+/// The two latency histograms, each HdrHistogram V2 + DEFLATE in base64 (`hdr::encode`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LatencyHdr {
+    pub intended: String,
+    pub service: String,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -265,7 +337,7 @@ pub struct Context {
     pub verification: Option<Verification>,
 }
 
-fn rfc3339(ns: i64) -> String {
+pub(crate) fn rfc3339(ns: i64) -> String {
     use crate::generate::time::{TsFormat, TsWriter};
     let mut w = TsWriter::new(TsFormat::Rfc3339Ms);
     let mut v = Vec::new();
@@ -435,6 +507,10 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         summary,
         latency_ms,
         latency_histogram: buckets(&r.latency),
+        latency_hdr: LatencyHdr {
+            intended: hdr::encode(&r.latency).unwrap_or_default(),
+            service: hdr::encode(&r.service).unwrap_or_default(),
+        },
         status,
         hec_codes,
         timeline,
@@ -448,4 +524,85 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
     };
     rep.slo = slo::judge(&cx.slo, &rep, cx.slo_facts);
     rep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_count(n: u64) -> Percentiles {
+        let mut h = crate::stats::new_histogram();
+        for i in 0..n {
+            h.record(1 + i % 1000).unwrap();
+        }
+        percentiles(&h)
+    }
+
+    /// The keys shown (not null) in JSON for a sample count.
+    fn shown_keys(n: u64) -> Vec<String> {
+        let v = serde_json::to_value(with_count(n)).unwrap();
+        let keys = [
+            "mean", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99_9", "p99_99", "max",
+        ];
+        assert_eq!(v["count"], n);
+        keys.iter()
+            .filter(|k| !v[**k].is_null())
+            .map(|k| k.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn min_samples_follows_rally() {
+        let table = [
+            (10.0, 1),
+            (25.0, 1),
+            (50.0, 1),
+            (75.0, 1),
+            (90.0, 10),
+            (95.0, 10),
+            (99.0, 100),
+            (99.9, 1_000),
+            (99.99, 10_000),
+            (100.0, 1),
+        ];
+        for (percent, n) in table {
+            assert_eq!(min_samples(percent), n, "p{percent}");
+        }
+    }
+
+    #[test]
+    fn percentiles_are_null_where_the_count_does_not_support_them() {
+        let low = ["mean", "p10", "p25", "p50", "p75"];
+        let mut want: Vec<&str> = Vec::new();
+        assert_eq!(shown_keys(0), want, "no samples, nothing shown");
+        want.extend(low);
+        want.push("max");
+        for n in [1, 9] {
+            assert_eq!(shown_keys(n), want, "{n} samples");
+        }
+        let table: [(&[&str], &[u64]); 4] = [
+            (&["p90", "p95"], &[10, 99]),
+            (&["p99"], &[100, 999]),
+            (&["p99_9"], &[1_000, 9_999]),
+            (&["p99_99"], &[10_000, 25_000]),
+        ];
+        for (added, counts) in table {
+            want.pop();
+            want.extend(added);
+            want.push("max");
+            for &n in counts {
+                assert_eq!(shown_keys(n), want, "{n} samples");
+            }
+        }
+    }
+
+    #[test]
+    fn shown_values_are_the_histograms() {
+        let p = with_count(2_000);
+        assert_eq!(p.shown(99.9, p.p99_9), Some(p.p99_9));
+        assert_eq!(p.shown(99.99, p.p99_99), None);
+        let v = serde_json::to_value(&p).unwrap();
+        assert_eq!(v["p99"].as_f64(), Some(p.p99));
+        assert_eq!(v["max"].as_f64(), Some(1.0));
+    }
 }

@@ -1,10 +1,35 @@
-//! The human report: a summary, latency percentiles for both clocks, a latency histogram with
-//! bars, the status distribution, what the store received, SLO verdicts and the per-second
-//! timeline. A function from a `Report` to a `String`.
+//! The human report: a summary (rates with MB/s and GB/day, the window and the drain, every
+//! failure class that occurred), latency percentiles for both clocks (`—` where the sample
+//! count does not support one), a latency histogram with bars, the status distribution, what
+//! the store received, the per-second timeline (condensed unless asked for in full), the SLO
+//! table, and last the verdict: one line, `PASS  exit 0` or `FAIL  exit N: reasons`, so the
+//! last line a person or a CI log shows is the outcome. A function from a `Report` to a
+//! `String`.
 
 use std::fmt::Write;
 
-use crate::report::{Percentiles, Report, slo};
+use crate::report::{Percentiles, Report, SecondRow, Summary, slo};
+
+/// How much of the per-second timeline the text shows (JSON and CSV always have every row).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Timeline {
+    /// Every 10th second, every second with errors, failed events, a control action or a
+    /// step in the target rate, and the first and last seconds.
+    #[default]
+    Condensed,
+    /// Every second.
+    Full,
+}
+
+impl Timeline {
+    pub fn parse(s: &str) -> Result<Timeline, String> {
+        match s {
+            "condensed" => Ok(Timeline::Condensed),
+            "full" => Ok(Timeline::Full),
+            _ => Err(format!("{s:?}: expected condensed or full")),
+        }
+    }
+}
 
 fn count(n: u64) -> String {
     let s = n.to_string();
@@ -18,31 +43,40 @@ fn count(n: u64) -> String {
     out
 }
 
-fn pct_row(out: &mut String, label: &str, p: &Percentiles) {
-    let _ = writeln!(
-        out,
-        "  {label:<9} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
-        p.p10, p.p50, p.p75, p.p90, p.p95, p.p99, p.p99_9, p.p99_99, p.max, p.mean
-    );
+/// The report with the timeline condensed.
+pub fn render(r: &Report) -> String {
+    render_with(r, Timeline::Condensed)
 }
 
-pub fn render(r: &Report) -> String {
-    let s = &r.summary;
+pub fn render_with(r: &Report, timeline: Timeline) -> String {
     let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "ingestbench {} — run {}{}",
-        r.tool.version,
-        r.run_id,
-        r.name
-            .as_deref()
-            .map(|n| format!(" ({n})"))
-            .unwrap_or_default()
-    );
+    header(&mut o, r);
+    let _ = writeln!(o);
+    rates(&mut o, r);
+    counts(&mut o, &r.summary);
+    problems(&mut o, &r.summary);
+    latency(&mut o, r);
+    histogram(&mut o, r);
+    statuses(&mut o, r);
+    stored(&mut o, r);
+    timeline_rows(&mut o, &r.timeline, timeline);
+    slo_table(&mut o, &r.slo);
+    verdict(&mut o, r);
+    o
+}
+
+fn header(o: &mut String, r: &Report) {
+    let name = r
+        .name
+        .as_deref()
+        .map(|n| format!(" ({n})"))
+        .unwrap_or_default();
+    let _ = writeln!(o, "ingestbench {} — run {}{name}", r.tool.version, r.run_id);
+    let t = &r.target;
     let _ = writeln!(
         o,
         "target   {} {} ({}), source {} {}",
-        r.target.adapter, r.target.url, r.target.address, r.target.source, r.target.source_version
+        t.adapter, t.url, t.address, t.source, t.source_version
     );
     let _ = writeln!(
         o,
@@ -58,27 +92,44 @@ pub fn render(r: &Report) -> String {
     if let Some(a) = &r.aborted {
         let _ = writeln!(o, "ABORTED  {a}");
     }
-    let _ = writeln!(o);
+}
+
+fn rates(o: &mut String, r: &Report) {
+    let s = &r.summary;
     let _ = writeln!(
         o,
-        "rate     target {:.0} eps, achieved {:.0} eps ({:.1}% of target)",
+        "rate     target {:.0} eps, achieved {:.0} eps ({:.1}% of target); {:.2} MB/s, {:.1} GB/day",
         s.target_eps,
         s.achieved_eps,
-        s.eps_ratio * 100.0
+        s.eps_ratio * 100.0,
+        s.mb_per_s,
+        s.gb_per_day
     );
-    let accepted = if s.delivery == "written" {
-        "written"
+    let paused = if r.paused_s > 0.0 {
+        format!("; paused {:.2} s (not in the window)", r.paused_s)
     } else {
-        "accepted"
+        String::new()
     };
     let _ = writeln!(
         o,
-        "events   sent {}, {accepted} {}, failed {} (success {:.3}%){}",
+        "window   {:.2} s, drain {:.2} s ({} events accepted in the drain){paused}",
+        s.window_s,
+        s.drain_s,
+        count(s.events_accepted_in_drain)
+    );
+}
+
+fn counts(o: &mut String, s: &Summary) {
+    let written = s.delivery == "written";
+    let _ = writeln!(
+        o,
+        "events   sent {}, {} {}, failed {} (success {:.3}%){}",
         count(s.events_sent),
+        if written { "written" } else { "accepted" },
         count(s.events_accepted),
         count(s.events_failed),
         s.success_rate * 100.0,
-        if s.delivery == "written" {
+        if written {
             " — syslog has no acknowledgement: written means handed to the kernel"
         } else {
             ""
@@ -107,23 +158,50 @@ pub fn render(r: &Report) -> String {
             }
         );
     }
+    let exhausted = if s.batches_retries_exhausted > 0 || s.events_retries_exhausted > 0 {
+        format!(
+            "; retries exhausted {} batches ({} events)",
+            count(s.batches_retries_exhausted),
+            count(s.events_retries_exhausted)
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         o,
-        "batches  sent {}, accepted {}, failed {}, retried {}; {} bytes",
+        "batches  sent {}, accepted {}, failed {}, retried {}; {} bytes{exhausted}",
         count(s.batches_sent),
         count(s.batches_accepted),
         count(s.batches_failed),
         count(s.batches_retried),
         count(s.bytes_sent)
     );
-    if s.batches_acked + s.acks_pending > 0 {
+    if s.batches_acked + s.acks_pending + s.ack_poll_failures > 0 {
+        let polls = if s.ack_poll_failures > 0 {
+            format!("; ack polls failed {}", count(s.ack_poll_failures))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             o,
-            "acks     indexed {}, unconfirmed at the end {}",
+            "acks     indexed {}, unconfirmed at the end {}{polls}",
             count(s.batches_acked),
             count(s.acks_pending)
         );
     }
+}
+
+/// Whose a shortfall is, in words.
+fn shortfall_words(by: &str) -> &'static str {
+    match by {
+        "generator" => " (the generator's: it rendered too slowly while connections were free)",
+        "target" => " (the target's: every connection was waiting for an answer)",
+        "target down" => " (the target's: no connection was open — the target was down)",
+        _ => "",
+    }
+}
+
+fn problems(o: &mut String, s: &Summary) {
     let _ = writeln!(
         o,
         "errors   auth {}, connect {}, resets {}, timeouts {}, protocol {}; reconnects {}",
@@ -141,37 +219,92 @@ pub fn render(r: &Report) -> String {
         s.lag_ms_mean,
         count(s.shortfall_events),
         if s.shortfall_events > 0 {
-            " (the generator or the target could not keep up)"
+            shortfall_words(s.shortfall_by)
         } else {
             ""
         }
     );
+    let waits = [
+        (
+            "processing",
+            s.processing_ms,
+            " (rendering and framing, all threads)",
+        ),
+        ("waiting for a free connection", s.wait_for_target_ms, ""),
+        ("with no connection open", s.target_down_ms, ""),
+    ];
+    let parts: Vec<String> = waits
+        .iter()
+        .filter(|(_, ms, _)| *ms > 0.0)
+        .map(|(what, ms, note)| format!("{what} {ms:.1} ms{note}"))
+        .collect();
+    if !parts.is_empty() {
+        let _ = writeln!(o, "time     {}", parts.join(", "));
+    }
+}
+
+fn pct_row(o: &mut String, label: &str, p: &Percentiles) {
+    let cell = |percent: f64, v: f64| match p.shown(percent, v) {
+        Some(v) => format!("{v:>9.3}"),
+        None => format!("{:>9}", "—"),
+    };
+    let cols = [
+        cell(10.0, p.p10),
+        cell(50.0, p.p50),
+        cell(75.0, p.p75),
+        cell(90.0, p.p90),
+        cell(95.0, p.p95),
+        cell(99.0, p.p99),
+        cell(99.9, p.p99_9),
+        cell(99.99, p.p99_99),
+        cell(100.0, p.max),
+        if p.count > 0 {
+            format!("{:>9.3}", p.mean)
+        } else {
+            format!("{:>9}", "—")
+        },
+    ];
+    let _ = writeln!(o, "  {label:<9} {}  {}", cols.join(" "), count(p.count));
+}
+
+fn latency(o: &mut String, r: &Report) {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "latency (ms)    p10       p50       p75       p90       p95       p99     p99.9    p99.99       max      mean"
+        "latency (ms)    p10       p50       p75       p90       p95       p99     p99.9    p99.99       max      mean  samples"
     );
-    pct_row(&mut o, "intended", &r.latency_ms.intended);
-    pct_row(&mut o, "service", &r.latency_ms.service);
+    pct_row(o, "intended", &r.latency_ms.intended);
+    pct_row(o, "service", &r.latency_ms.service);
     let _ = writeln!(
         o,
-        "  (intended: from the scheduled send time, free of coordinated omission; service: from the actual write)"
+        "  (intended: from the scheduled send time, free of coordinated omission; service: from the actual write;"
     );
-    if !r.latency_histogram.is_empty() {
-        let _ = writeln!(o);
-        let _ = writeln!(o, "latency histogram (intended)");
-        let max = r
-            .latency_histogram
-            .iter()
-            .map(|b| b.count)
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        for b in &r.latency_histogram {
-            let bar = "#".repeat(((b.count as f64 / max as f64) * 50.0).ceil() as usize);
-            let _ = writeln!(o, "  <= {:>10.3} ms {:>10}  {bar}", b.le_ms, count(b.count));
-        }
+    let _ = writeln!(
+        o,
+        "   — : too few samples for that percentile: p90 needs 10, p99 100, p99.9 1,000, p99.99 10,000)"
+    );
+}
+
+fn histogram(o: &mut String, r: &Report) {
+    if r.latency_histogram.is_empty() {
+        return;
     }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "latency histogram (intended)");
+    let max = r
+        .latency_histogram
+        .iter()
+        .map(|b| b.count)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    for b in &r.latency_histogram {
+        let bar = "#".repeat(((b.count as f64 / max as f64) * 50.0).ceil() as usize);
+        let _ = writeln!(o, "  <= {:>10.3} ms {:>10}  {bar}", b.le_ms, count(b.count));
+    }
+}
+
+fn statuses(o: &mut String, r: &Report) {
     if !r.status.is_empty() {
         let _ = writeln!(o);
         let _ = write!(o, "status  ");
@@ -181,12 +314,18 @@ pub fn render(r: &Report) -> String {
         let _ = writeln!(o);
     }
     if !r.hec_codes.is_empty() {
+        if r.status.is_empty() {
+            let _ = writeln!(o);
+        }
         let _ = write!(o, "hec codes");
         for (k, v) in &r.hec_codes {
             let _ = write!(o, " {k}: {}", count(*v));
         }
         let _ = writeln!(o);
     }
+}
+
+fn stored(o: &mut String, r: &Report) {
     if let Some(v) = &r.verification {
         let _ = writeln!(o);
         let _ = writeln!(
@@ -197,58 +336,122 @@ pub fn render(r: &Report) -> String {
             count(v.distinct),
             count(v.duplicates),
             count(v.lost_events),
-            count(s.events_accepted)
+            count(r.summary.events_accepted)
         );
     }
-    if !r.slo.is_empty() {
-        let _ = writeln!(o);
-        let _ = writeln!(o, "SLO");
-        for x in &r.slo {
-            let verdict = match (x.actual, x.pass) {
-                (None, _) => "not judged (no data)",
-                (Some(_), true) => "pass",
-                (Some(_), false) => "BREACH",
-            };
-            let actual = x
-                .actual
-                .map(|a| format!("{a:.4}"))
-                .unwrap_or_else(|| "-".into());
-            let _ = writeln!(
-                o,
-                "  {:<18} limit {:<10} actual {:<12} {verdict}",
-                x.name, x.limit, actual
-            );
-        }
-        let b = slo::breaches(&r.slo);
-        if !b.is_empty() {
-            let names: Vec<&str> = b.iter().map(|x| x.name).collect();
-            let _ = writeln!(o, "  breached: {}", names.join(", "));
-        }
+}
+
+/// Whether two target rates are the same (up to float noise in the schedule's integral).
+fn same_rate(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+}
+
+/// The rows a condensed timeline keeps: the first and the last, every 10th second, every
+/// second with errors, failed events or a control action, and every step in the target rate
+/// (a change that is not the same change as the second before, so a linear ramp shows where
+/// it starts, not each of its seconds).
+pub fn condensed(rows: &[SecondRow]) -> Vec<bool> {
+    let step = |i: usize| {
+        let d = |j: usize| rows[j].target_eps - rows[j - 1].target_eps;
+        let changed = !same_rate(rows[i].target_eps, rows[i - 1].target_eps);
+        changed && (i < 2 || !same_rate(d(i), d(i - 1)))
+    };
+    (0..rows.len())
+        .map(|i| {
+            let r = &rows[i];
+            i == 0
+                || i + 1 == rows.len()
+                || r.t.is_multiple_of(10)
+                || r.errors > 0
+                || r.events_failed > 0
+                || !r.control.is_empty()
+                || step(i)
+        })
+        .collect()
+}
+
+fn timeline_rows(o: &mut String, rows: &[SecondRow], how: Timeline) {
+    if rows.is_empty() {
+        return;
     }
-    if !r.timeline.is_empty() {
-        let _ = writeln!(o);
+    let keep = match how {
+        Timeline::Full => vec![true; rows.len()],
+        Timeline::Condensed => condensed(rows),
+    };
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "   t   target_eps       sent   accepted   failed  errors    p50 ms    p99 ms   lag ms  backlog  control"
+    );
+    for (row, _) in rows.iter().zip(&keep).filter(|(_, k)| **k) {
+        let line = format!(
+            "{:>4} {:>12.0} {:>10} {:>10} {:>8} {:>7} {:>9.3} {:>9.3} {:>8.2} {:>8}  {}",
+            row.t,
+            row.target_eps,
+            row.events_sent,
+            row.events_accepted,
+            row.events_failed,
+            row.errors,
+            row.p50_ms,
+            row.p99_ms,
+            row.lag_ms_max,
+            row.backlog_events,
+            row.control.join(",")
+        );
+        o.push_str(line.trim_end());
+        o.push('\n');
+    }
+    let left_out = keep.iter().filter(|k| !**k).count();
+    if left_out > 0 {
         let _ = writeln!(
             o,
-            "   t   target_eps       sent   accepted   failed  errors    p50 ms    p99 ms   lag ms  backlog"
+            "  ({left_out} of {} rows left out: shown are every 10th second and seconds with errors, failures, control actions or rate steps; --timeline full shows all)",
+            rows.len()
         );
-        for row in &r.timeline {
-            let _ = writeln!(
-                o,
-                "{:>4} {:>12.0} {:>10} {:>10} {:>8} {:>7} {:>9.3} {:>9.3} {:>8.2} {:>8}",
-                row.t,
-                row.target_eps,
-                row.events_sent,
-                row.events_accepted,
-                row.events_failed,
-                row.errors,
-                row.p50_ms,
-                row.p99_ms,
-                row.lag_ms_max,
-                row.backlog_events
-            );
-        }
     }
-    o
+}
+
+fn slo_table(o: &mut String, rows: &[slo::SloResult]) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "SLO");
+    for x in rows {
+        let verdict = match (x.actual, x.pass) {
+            (None, _) => "not judged (no data)",
+            (Some(_), true) => "pass",
+            (Some(_), false) => "BREACH",
+        };
+        let actual = x
+            .actual
+            .map(|a| format!("{a:.4}"))
+            .unwrap_or_else(|| "-".into());
+        let default = if x.default { "  (default)" } else { "" };
+        let _ = writeln!(
+            o,
+            "  {:<18} limit {:<10} actual {:<12} {verdict}{default}",
+            x.name, x.limit, actual
+        );
+    }
+    let b = slo::breaches(rows);
+    if !b.is_empty() {
+        let names: Vec<&str> = b.iter().map(|x| x.name).collect();
+        let _ = writeln!(o, "  breached: {}", names.join(", "));
+    }
+}
+
+/// The last line: `PASS  exit 0`, or `FAIL  exit N: reason; reason`.
+fn verdict(o: &mut String, r: &Report) {
+    let v = &r.verdict;
+    let _ = writeln!(o);
+    if v.pass {
+        let _ = writeln!(o, "PASS  exit {}", v.exit_code);
+    } else if v.reasons.is_empty() {
+        let _ = writeln!(o, "FAIL  exit {}", v.exit_code);
+    } else {
+        let _ = writeln!(o, "FAIL  exit {}: {}", v.exit_code, v.reasons.join("; "));
+    }
 }
 
 #[cfg(test)]
@@ -261,5 +464,79 @@ mod tests {
         assert_eq!(count(999), "999");
         assert_eq!(count(1000), "1,000");
         assert_eq!(count(1234567), "1,234,567");
+    }
+
+    fn row(t: u32, target_eps: f64) -> SecondRow {
+        SecondRow {
+            t,
+            target_eps,
+            events_sent: 0,
+            events_accepted: 0,
+            events_failed: 0,
+            errors: 0,
+            p50_ms: 0.0,
+            p99_ms: 0.0,
+            lag_ms_max: 0.0,
+            backlog_events: 0,
+            control: Vec::new(),
+        }
+    }
+
+    fn kept(rows: &[SecondRow]) -> Vec<u32> {
+        rows.iter()
+            .zip(condensed(rows))
+            .filter(|(_, k)| *k)
+            .map(|(r, _)| r.t)
+            .collect()
+    }
+
+    #[test]
+    fn steady_run_keeps_every_10th_second_and_the_ends() {
+        let rows: Vec<SecondRow> = (0..35).map(|t| row(t, 1000.0)).collect();
+        assert_eq!(kept(&rows), [0, 10, 20, 30, 34]);
+    }
+
+    #[test]
+    fn errors_failures_control_and_steps_are_kept() {
+        let mut rows: Vec<SecondRow> = (0..30).map(|t| row(t, 1000.0)).collect();
+        rows[3].errors = 1;
+        rows[5].events_failed = 20;
+        rows[7].control = vec!["pause"];
+        for r in &mut rows[14..] {
+            r.target_eps = 2000.0;
+        }
+        assert_eq!(kept(&rows), [0, 3, 5, 7, 10, 14, 20, 29]);
+    }
+
+    #[test]
+    fn a_linear_ramp_shows_where_it_starts_not_every_second() {
+        let mut rows: Vec<SecondRow> = (0..25).map(|t| row(t, 100.0)).collect();
+        for (i, r) in rows.iter_mut().enumerate().skip(4) {
+            r.target_eps = 100.0 + 50.0 * (i - 3) as f64;
+        }
+        assert_eq!(kept(&rows), [0, 4, 10, 20, 24]);
+    }
+
+    #[test]
+    fn full_timeline_and_the_left_out_line() {
+        let rows: Vec<SecondRow> = (0..12).map(|t| row(t, 10.0)).collect();
+        let mut o = String::new();
+        timeline_rows(&mut o, &rows, Timeline::Condensed);
+        assert!(
+            o.contains("(9 of 12 rows left out:") && o.contains("--timeline full shows all"),
+            "{o}"
+        );
+        let mut full = String::new();
+        timeline_rows(&mut full, &rows, Timeline::Full);
+        assert_eq!(full.lines().count(), 2 + 12, "{full}");
+        assert!(!full.contains("left out"));
+        assert!(full.lines().all(|l| !l.ends_with(' ')), "{full}");
+    }
+
+    #[test]
+    fn timeline_flag_values() {
+        assert_eq!(Timeline::parse("full"), Ok(Timeline::Full));
+        assert_eq!(Timeline::parse("condensed"), Ok(Timeline::Condensed));
+        assert!(Timeline::parse("all").is_err());
     }
 }

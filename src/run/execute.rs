@@ -2,7 +2,8 @@
 //! the engine's plan (framers for the final endpoint, the timeline for the run's start);
 //! `execute` runs the engine, adds what the sink has stored to each snapshot before handing it
 //! to the `SnapshotCell` and the observers, verifies against the sink, builds the report,
-//! writes it to `observability.report`, and decides the exit code (`verdict`).
+//! writes it to `observability.report` (and the timeline to `observability.csv`), and decides
+//! the exit code (`verdict`).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -213,6 +214,11 @@ pub fn execute(
     {
         notes.push(format!("cannot write the report to {path}: {e}"));
     }
+    if let Some(path) = &cfg.observability.csv
+        && let Err(e) = write_file(Path::new(path), &report::csv::render(&rep))
+    {
+        notes.push(format!("cannot write the timeline CSV to {path}: {e}"));
+    }
     RunOutcome {
         report: rep,
         exit,
@@ -235,11 +241,16 @@ fn stored_of(st: &SinkStats, run_id: &str, accepted: u64) -> Stored {
 }
 
 fn write_report(path: &Path, rep: &Report) -> std::io::Result<()> {
+    let json = serde_json::to_string_pretty(rep).map_err(std::io::Error::other)?;
+    write_file(path, &format!("{json}\n"))
+}
+
+/// Writes `text` to `path`, creating its directory.
+fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let json = serde_json::to_string_pretty(rep).map_err(std::io::Error::other)?;
-    std::fs::write(path, format!("{json}\n"))
+    std::fs::write(path, text)
 }
 
 /// One exit code per run, in order of gravity, with the reasons.

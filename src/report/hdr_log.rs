@@ -1,0 +1,228 @@
+//! `observability.hdr_log`: the run's latency as an HdrHistogram interval log (format 1.3, as
+//! HdrHistogram's Java `HistogramLogWriter` and its ports write it), so that
+//! `HistogramLogProcessor`, HdrHistogram's Python `HistogramLogReader` or the Rust
+//! `IntervalLogIterator` can rebuild the histogram of any stretch of the run by adding its
+//! intervals — exactly, where stored percentiles cannot be combined. The file is:
+//!
+//! ```text
+//! #[Histogram log format version 1.3]
+//! #[ingestbench: latency in microseconds (Interval_Max in milliseconds); …]
+//! #[StartTime: 1700000000.250 (seconds since epoch), 2023-11-14T22:13:20.250Z]
+//! #[BaseTime: 1700000000.250 (seconds since epoch)]
+//! "StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"
+//! Tag=intended,0.000,1.000,12.415,HISTFAAAA…
+//! Tag=service,0.000,1.000,3.071,HISTFAAAA…
+//! ```
+//!
+//! Interval timestamps are seconds since BaseTime (the run's start), three decimals; each
+//! payload is V2 + DEFLATE + base64 (`report::hdr`). The writer flushes after every interval,
+//! so the file can be followed while the run goes on.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use hdrhistogram::Histogram;
+
+use crate::report::hdr::Encoder;
+
+/// The version of the log format written: 1.3 is the first with `Tag=` on interval lines.
+pub const LOG_FORMAT_VERSION: &str = "1.3";
+
+/// Values are recorded in µs; the log's `Interval_Max` column is in ms.
+const MAX_VALUE_UNIT_RATIO: f64 = 1000.0;
+
+/// An HdrHistogram interval log being written.
+pub struct HdrLog {
+    out: BufWriter<File>,
+    encoder: Encoder,
+    line: String,
+}
+
+impl HdrLog {
+    /// Creates (or truncates) the log at `path`, creating its directory, and writes the
+    /// header: format version, units, StartTime and BaseTime (both `start_unix_s`, the run's
+    /// start in seconds since the Unix epoch) and the legend.
+    pub fn create(path: impl AsRef<Path>, start_unix_s: f64) -> io::Result<HdrLog> {
+        if !start_unix_s.is_finite() || start_unix_s < 0.0 {
+            return Err(invalid(format!(
+                "start time {start_unix_s} is not seconds since the epoch"
+            )));
+        }
+        let path = path.as_ref();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut log = HdrLog {
+            out: BufWriter::new(File::create(path)?),
+            encoder: Encoder::default(),
+            line: String::new(),
+        };
+        log.out.write_all(header(start_unix_s).as_bytes())?;
+        log.out.flush()?;
+        Ok(log)
+    }
+
+    /// Writes one interval: `start_s` seconds after the run's start, `len_s` long, tagged
+    /// `tag` (`intended` or `service` for the two clocks; a tag has no commas, spaces or
+    /// control characters), with `h` the histogram of what was recorded in it.
+    pub fn interval(
+        &mut self,
+        start_s: f64,
+        len_s: f64,
+        tag: &str,
+        h: &Histogram<u64>,
+    ) -> io::Result<()> {
+        check_tag(tag)?;
+        for (what, v) in [("start", start_s), ("length", len_s)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(invalid(format!("interval {what} {v} s is not a time")));
+            }
+        }
+        self.line.clear();
+        self.line.push_str(&interval_prefix(start_s, len_s, tag, h));
+        self.encoder
+            .encode_into(h, &mut self.line)
+            .map_err(io::Error::other)?;
+        self.line.push('\n');
+        self.out.write_all(self.line.as_bytes())?;
+        self.out.flush()
+    }
+
+    /// Flushes what is left and closes the file; a write error surfaces here.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.out.flush()?;
+        self.out.get_ref().sync_all()
+    }
+}
+
+fn invalid(msg: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, msg)
+}
+
+fn check_tag(tag: &str) -> io::Result<()> {
+    let bad = |c: char| c == ',' || c.is_whitespace() || c.is_control();
+    if tag.is_empty() || tag.chars().any(bad) {
+        return Err(invalid(format!(
+            "HDR log tag {tag:?}: a tag is one word without commas or spaces"
+        )));
+    }
+    Ok(())
+}
+
+fn header(start_unix_s: f64) -> String {
+    let date = crate::report::rfc3339((start_unix_s * 1e3).round() as i64 * 1_000_000);
+    format!(
+        "#[Histogram log format version {LOG_FORMAT_VERSION}]\n\
+         #[ingestbench: latency in microseconds (Interval_Max in milliseconds); Tag=intended from the scheduled send time, Tag=service from the actual write]\n\
+         #[StartTime: {start_unix_s:.3} (seconds since epoch), {date}]\n\
+         #[BaseTime: {start_unix_s:.3} (seconds since epoch)]\n\
+         \"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n"
+    )
+}
+
+/// `Tag=…,start,length,max,` — everything before the payload.
+fn interval_prefix(start_s: f64, len_s: f64, tag: &str, h: &Histogram<u64>) -> String {
+    let max = if h.is_empty() {
+        0.0
+    } else {
+        h.max() as f64 / MAX_VALUE_UNIT_RATIO
+    };
+    format!("Tag={tag},{start_s:.3},{len_s:.3},{max:.3},")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::new_histogram;
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+
+    fn hist(values: &[u64]) -> Histogram<u64> {
+        let mut h = new_histogram();
+        for &v in values {
+            h.record(v).unwrap();
+        }
+        h
+    }
+
+    #[test]
+    fn header_and_lines_have_the_java_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/run.hlog");
+        let mut log = HdrLog::create(&path, 1_700_000_000.25).unwrap();
+        log.interval(0.0, 1.0, "intended", &hist(&[1000, 2000, 12_415]))
+            .unwrap();
+        log.interval(0.0, 1.0, "service", &new_histogram()).unwrap();
+        log.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "#[Histogram log format version 1.3]");
+        assert_eq!(
+            lines[2],
+            "#[StartTime: 1700000000.250 (seconds since epoch), 2023-11-14T22:13:20.250Z]"
+        );
+        assert_eq!(
+            lines[3],
+            "#[BaseTime: 1700000000.250 (seconds since epoch)]"
+        );
+        assert_eq!(
+            lines[4],
+            r#""StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram""#
+        );
+        assert!(
+            lines[5].starts_with("Tag=intended,0.000,1.000,12.415,HISTF"),
+            "{}",
+            lines[5]
+        );
+        assert!(lines[6].starts_with("Tag=service,0.000,1.000,0.000,HISTF"));
+        assert_eq!(lines.len(), 7);
+    }
+
+    /// The Rust port's own reader (nom parser) reads the file back, timestamps and payloads.
+    #[test]
+    fn the_rust_interval_log_reader_reads_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.hlog");
+        let mut log = HdrLog::create(&path, 1_700_000_000.0).unwrap();
+        let hs = [hist(&[5, 6, 7]), hist(&[100, 200]), hist(&[59_000_000])];
+        for (i, h) in hs.iter().enumerate() {
+            log.interval(i as f64, 1.0, "intended", h).unwrap();
+        }
+        log.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let mut intervals = Vec::new();
+        for e in IntervalLogIterator::new(&bytes) {
+            match e.unwrap() {
+                LogEntry::StartTime(d) | LogEntry::BaseTime(d) => {
+                    assert_eq!(d.as_secs(), 1_700_000_000)
+                }
+                LogEntry::Interval(i) => intervals.push((
+                    i.tag().map(|t| t.as_str().to_string()),
+                    i.start_timestamp().as_secs_f64(),
+                    crate::report::hdr::decode(i.encoded_histogram()).unwrap(),
+                )),
+            }
+        }
+        assert_eq!(intervals.len(), 3);
+        for (i, (tag, start, h)) in intervals.iter().enumerate() {
+            assert_eq!(tag.as_deref(), Some("intended"));
+            assert_eq!(*start, i as f64);
+            assert_eq!(h.len(), hs[i].len());
+            assert_eq!(h.max(), hs[i].max());
+        }
+    }
+
+    #[test]
+    fn bad_tags_and_times_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = HdrLog::create(dir.path().join("x.hlog"), 1.0).unwrap();
+        let h = new_histogram();
+        for tag in ["", "a,b", "a b", "a\nb"] {
+            assert!(log.interval(0.0, 1.0, tag, &h).is_err(), "{tag:?}");
+        }
+        assert!(log.interval(-1.0, 1.0, "intended", &h).is_err());
+        assert!(log.interval(0.0, f64::NAN, "intended", &h).is_err());
+        assert!(HdrLog::create(dir.path().join("y.hlog"), -5.0).is_err());
+        assert!(HdrLog::create(dir.path(), 1.0).is_err(), "a directory");
+    }
+}
