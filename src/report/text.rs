@@ -300,7 +300,8 @@ fn histogram(o: &mut String, r: &Report) {
         .max(1);
     for b in &r.latency_histogram {
         let bar = "#".repeat(((b.count as f64 / max as f64) * 50.0).ceil() as usize);
-        let _ = writeln!(o, "  <= {:>10.3} ms {:>10}  {bar}", b.le_ms, count(b.count));
+        let line = format!("  <= {:>10.3} ms {:>10}  {bar}", b.le_ms, count(b.count));
+        let _ = writeln!(o, "{}", line.trim_end());
     }
 }
 

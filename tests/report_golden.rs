@@ -1,0 +1,326 @@
+//! Golden report files: one fixed, hand-built run (`RunResult` + `Context`: HTTP statuses and
+//! HEC codes, a control action, verification with duplicates, an SLO breach beside a default
+//! criterion, a shortfall while the target was down, 13 seconds of timeline, a failing
+//! verdict) rendered to text, JSON and CSV and compared byte for byte with
+//! `tests/golden/report.txt`, `report.json` and `report.csv`.
+//!
+//! What changes per build (`tool.version`, `tool.commit`, `tool.target`) is fixed here, not in
+//! the golden files; the serialised histograms (`latency_hdr`) are checked by decoding them
+//! against the run's histograms and then replaced by a placeholder, so a new deflate backend
+//! does not churn the golden. The SLO rows and the verdict are set by hand: the golden is of
+//! the writers, not of the judging. Regenerate after an intended change with
+//! `UPDATE_GOLDEN=1 cargo test --test report_golden`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use ingestbench::config::schema::Slo;
+use ingestbench::report::slo::SloResult;
+use ingestbench::report::{self, Context, Report, TargetInfo, Verdict, Verification, hdr};
+use ingestbench::stats::result::{RunResult, Second, SecondCounts};
+use ingestbench::stats::snapshot::{ControlMark, Latency, LatencySummary};
+use ingestbench::stats::{Counters, new_histogram};
+
+/// Batches of 100 events; 187 accepted, 5 failed after their retries, 2 retried then accepted.
+fn totals() -> Counters {
+    let mut c = Counters {
+        events_sent: 19_200,
+        batches_sent: 199,
+        bytes_sent: 10_348_000,
+        events_accepted: 18_700,
+        batches_accepted: 187,
+        events_failed: 500,
+        batches_failed: 5,
+        batches_retried: 7,
+        connect_errors: 2,
+        connection_resets: 1,
+        reconnects: 3,
+        lag_ns_sum: 199 * 12_500_000,
+        lag_ns_max: 2_400_000_000,
+        batches_retries_exhausted: 5,
+        events_retries_exhausted: 500,
+        events_accepted_in_drain: 300,
+        processing_ns: 850_000_000,
+        wait_for_target_ns: 400_000_000,
+        target_down_ns: 3_000_000_000,
+        ..Counters::default()
+    };
+    c.status[200] = 187;
+    c.status[503] = 12;
+    c.hec_codes[0] = 187;
+    c.hec_codes[9] = 12;
+    c
+}
+
+/// 187 answers: most in 2–9 ms, a tail to 180 ms, one at 2.4 s (the target's outage).
+fn latencies(extra_us: u64) -> Histogram<u64> {
+    let mut h = new_histogram();
+    for i in 0..187u64 {
+        let us = match i {
+            0..=169 => 2_000 + (i * 37) % 7_000,
+            170..=185 => 20_000 + (i - 170) * 10_000,
+            _ => 2_400_000,
+        };
+        h.record(us + extra_us).unwrap();
+    }
+    h
+}
+
+fn summary(count: u64, p50: f64, p99: f64) -> LatencySummary {
+    LatencySummary {
+        count,
+        mean: p50 * 1.2,
+        p50,
+        p90: p50 * 2.0,
+        p99,
+        p99_9: p99,
+        max: p99,
+    }
+}
+
+/// (target eps, events sent, accepted, failed, errors, p50, p99, lag ms, backlog) per second.
+const SECONDS: [(f64, u64, u64, u64, u64, f64, f64, f64, u64); 13] = [
+    (1000.0, 1000, 900, 0, 0, 3.1, 8.2, 0.4, 0),
+    (1000.0, 1000, 1000, 0, 0, 3.0, 7.9, 0.3, 0),
+    (1000.0, 1000, 1000, 0, 0, 3.2, 8.8, 0.5, 0),
+    (1000.0, 1000, 1000, 0, 0, 3.1, 8.1, 0.4, 0),
+    (1800.0, 1800, 1700, 0, 0, 3.4, 9.0, 0.6, 0),
+    (2000.0, 2000, 2000, 0, 0, 3.6, 9.4, 0.7, 0),
+    (2000.0, 2000, 1800, 300, 7, 4.8, 60.2, 1.2, 0),
+    (2000.0, 2000, 1900, 200, 5, 4.1, 41.0, 0.9, 0),
+    (2000.0, 1400, 1300, 0, 3, 5.0, 180.3, 2400.0, 600),
+    (2000.0, 2000, 2000, 0, 0, 3.5, 9.9, 0.8, 600),
+    (2000.0, 2000, 2000, 0, 0, 3.4, 9.2, 0.6, 600),
+    (2000.0, 2000, 1800, 0, 0, 3.3, 9.0, 0.5, 600),
+    (0.0, 0, 300, 0, 0, 3.9, 10.5, 0.0, 0),
+];
+
+fn seconds() -> Vec<Second> {
+    SECONDS
+        .iter()
+        .enumerate()
+        .map(
+            |(t, &(target_eps, sent, acc, failed, errors, p50, p99, lag, backlog))| {
+                let counts = SecondCounts {
+                    events_sent: sent,
+                    events_accepted: acc,
+                    events_failed: failed,
+                    batches_sent: sent / 100,
+                    batches_accepted: acc / 100,
+                    batches_failed: failed / 100,
+                    bytes_sent: sent * 520,
+                    errors,
+                    lag_ns_max: (lag * 1e6) as u64,
+                    backlog_events: backlog,
+                    connections_open: 4,
+                    ..SecondCounts::default()
+                };
+                let n = acc / 100;
+                Second {
+                    t: t as u32,
+                    counts,
+                    target_eps,
+                    latency: Latency {
+                        intended: summary(n, p50, p99),
+                        service: summary(n, p50 * 0.8, p99 * 0.7),
+                    },
+                }
+            },
+        )
+        .collect()
+}
+
+fn run_result() -> RunResult {
+    RunResult {
+        duration: Duration::from_millis(12_350),
+        threads: 2,
+        connections: 4,
+        totals: totals(),
+        latency: latencies(400),
+        service: latencies(0),
+        seconds: seconds(),
+        abort: None,
+        target_events: 19_800.0,
+        window: Duration::from_secs(12),
+        drain: Duration::from_millis(350),
+        paused: Duration::ZERO,
+        control: vec![ControlMark {
+            t_s: 4.2,
+            action: "rate",
+            rate_eps: Some(2000.0),
+            detail: Some("eps 2000".into()),
+        }],
+    }
+}
+
+fn context() -> Context {
+    Context {
+        run_id: "r-0123456789ab".into(),
+        host: "loadgen-1".into(),
+        name: Some("golden".into()),
+        started_wall_ns: 1_700_000_000_250_000_000,
+        target: TargetInfo {
+            adapter: "generic-hec".into(),
+            url: "http://127.0.0.1:8088/services/collector/event".into(),
+            address: "127.0.0.1:8088".into(),
+            source: "aws.cloudtrail".into(),
+            source_version: "1.2.0".into(),
+        },
+        batch_max_events: 100,
+        batch_max_bytes: 524_288,
+        config: serde_json::json!({
+            "schema_version": "1.0",
+            "name": "golden",
+            "target": { "adapter": "generic-hec", "url": "http://127.0.0.1:8088/services/collector/event" },
+            "workload": { "profile": "steady", "eps": 1000, "stop": { "after": "12s" } },
+            "slo": { "min_success_rate": 0.99, "max_p99_ms": 250.0 }
+        }),
+        slo: Slo::default(),
+        verification: Some(Verification {
+            store: "built-in sink".into(),
+            events_received: 18_750,
+            distinct: 18_700,
+            duplicates: 50,
+            lost_events: 0,
+        }),
+    }
+}
+
+fn slo_rows() -> Vec<SloResult> {
+    vec![
+        SloResult {
+            name: "min_success_rate",
+            default: false,
+            limit: 0.99,
+            actual: Some(18_700.0 / 19_200.0),
+            pass: false,
+        },
+        SloResult {
+            name: "max_p99_ms",
+            default: false,
+            limit: 250.0,
+            actual: Some(180.351),
+            pass: true,
+        },
+        SloResult {
+            name: "max_failed_events",
+            default: true,
+            limit: 0.0,
+            actual: Some(500.0),
+            pass: false,
+        },
+    ]
+}
+
+fn assert_histogram_eq(what: &str, got: &Histogram<u64>, want: &Histogram<u64>) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for v in want.iter_recorded() {
+        let value = v.value_iterated_to();
+        assert_eq!(
+            got.count_at(value),
+            want.count_at(value),
+            "{what} at {value}"
+        );
+    }
+}
+
+/// The report as the goldens hold it: build-specific values fixed, histograms checked.
+fn golden_report() -> Report {
+    let result = run_result();
+    let mut rep = report::build(&result, context());
+    rep.tool.version = "0.0.0-golden";
+    rep.tool.commit = "0000000";
+    rep.tool.target = "x86_64-unknown-linux-gnu";
+    rep.slo = slo_rows();
+    rep.verdict = Verdict {
+        pass: false,
+        exit_code: 5,
+        reasons: vec![
+            "verification: 0 accepted events not stored, 50 stored twice".into(),
+            "SLO breached: min_success_rate (limit 0.99, actual 0.9740); max_failed_events (limit 0, actual 500.0000)".into(),
+        ],
+    };
+    let hdr = &mut rep.latency_hdr;
+    for (what, text, want) in [
+        ("intended", &mut hdr.intended, &result.latency),
+        ("service", &mut hdr.service, &result.service),
+    ] {
+        let got = hdr::decode(text).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_histogram_eq(what, &got, want);
+        *text = "(HdrHistogram V2 + DEFLATE, base64: checked by decoding)".into();
+    }
+    rep
+}
+
+fn compare(file: &str, got: &str, failures: &mut Vec<String>) {
+    let path = Path::new("tests/golden").join(file);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, got).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("{} missing; run with UPDATE_GOLDEN=1", path.display()));
+    if want == got {
+        return;
+    }
+    let (line, (w, g)) = want
+        .lines()
+        .zip(got.lines())
+        .enumerate()
+        .find(|(_, (a, b))| a != b)
+        .map(|(i, p)| (i + 1, p))
+        .unwrap_or((0, ("(length differs)", "")));
+    failures.push(format!(
+        "{file} line {line}:\n  expected: {w}\n  got:      {g}\n--- got, whole:\n{got}"
+    ));
+}
+
+#[test]
+fn report_formats_match_the_goldens() {
+    let rep = golden_report();
+    let mut failures = Vec::new();
+    compare("report.txt", &report::text::render(&rep), &mut failures);
+    let json = serde_json::to_string_pretty(&rep).unwrap() + "\n";
+    compare("report.json", &json, &mut failures);
+    compare("report.csv", &report::csv::render(&rep), &mut failures);
+    assert!(
+        failures.is_empty(),
+        "golden mismatch (UPDATE_GOLDEN=1 to accept):\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn text_ends_with_the_verdict_and_full_timeline_has_every_row() {
+    let rep = golden_report();
+    let text = report::text::render(&rep);
+    assert_eq!(
+        text.lines().last(),
+        Some(
+            "FAIL  exit 5: verification: 0 accepted events not stored, 50 stored twice; SLO breached: min_success_rate (limit 0.99, actual 0.9740); max_failed_events (limit 0, actual 500.0000)"
+        )
+    );
+    let full = report::text::render_with(&rep, report::text::Timeline::Full);
+    // Timeline rows: a second number, then ten columns.
+    let rows = |t: &str| {
+        t.lines()
+            .filter(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() >= 10 && cols[0].parse::<u32>().is_ok()
+            })
+            .count()
+    };
+    assert_eq!((rows(&text), rows(&full)), (8, 13), "{text}\n{full}");
+    assert!(!full.contains("rows left out"));
+    let mut pass = rep.clone();
+    pass.verdict = Verdict {
+        pass: true,
+        exit_code: 0,
+        reasons: Vec::new(),
+    };
+    assert_eq!(
+        report::text::render(&pass).lines().last(),
+        Some("PASS  exit 0")
+    );
+}
