@@ -79,8 +79,10 @@ fn summary(count: u64, p50: f64, p99: f64) -> LatencySummary {
     }
 }
 
-/// (target eps, events sent, accepted, failed, errors, p50, p99, lag ms, backlog) per second.
-const SECONDS: [(f64, u64, u64, u64, u64, f64, f64, f64, u64); 13] = [
+/// One second: target eps, events sent, accepted, failed, errors, p50, p99, lag ms, backlog.
+type Row = (f64, u64, u64, u64, u64, f64, f64, f64, u64);
+
+const SECONDS: [Row; 13] = [
     (1000.0, 1000, 900, 0, 0, 3.1, 8.2, 0.4, 0),
     (1000.0, 1000, 1000, 0, 0, 3.0, 7.9, 0.3, 0),
     (1000.0, 1000, 1000, 0, 0, 3.2, 8.8, 0.5, 0),

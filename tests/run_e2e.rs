@@ -38,6 +38,9 @@ fn steady_smoke_example_against_the_builtin_sink() {
         t.contains("stored   built-in sink: received 200, distinct 200, duplicates 0, lost 0"),
         "{t}"
     );
+    // The text report ends with its verdict.
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(out.lines().last(), Some("PASS  exit 0"), "{out}");
 }
 
 #[test]
@@ -55,7 +58,7 @@ fn builtin_run_stores_exactly_what_it_accepted() {
     );
     let (o, v) = run_json(&cfg, 2, 4);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
-    assert_eq!(v["schema"], "ingestbench.report/1");
+    assert_eq!(v["schema"], "ingestbench.report/2");
     let s = &v["summary"];
     assert_eq!(s["events_sent"], 8000);
     assert_eq!(s["events_accepted"], 8000);
@@ -65,6 +68,13 @@ fn builtin_run_stores_exactly_what_it_accepted() {
     assert_eq!(ver["lost_events"], 0);
     assert!(v["timeline"].as_array().unwrap().len() >= 2);
     assert!(v["latency_ms"]["intended"]["p99"].as_f64().unwrap() > 0.0);
+    // 160 batches: too few for a p99.99, which is null rather than a vanity figure.
+    assert_eq!(v["latency_ms"]["intended"]["count"], 160);
+    assert!(
+        v["latency_ms"]["intended"]["p99_99"].is_null(),
+        "{}",
+        v["latency_ms"]
+    );
     // The report carries the config, and nothing secret.
     assert_eq!(v["config"]["source"]["id"], "aws.cloudtrail");
 }
@@ -172,6 +182,13 @@ fn slo_breach_exits_3_and_names_it() {
     assert_eq!(o.status.code(), Some(3), "{}", all(&o));
     let t = all(&o);
     assert!(t.contains("SLO breached: max_p99_ms"), "{t}");
+    // 10 batches: the text shows no p99, yet the SLO on it is judged and the verdict is last.
+    let out = String::from_utf8_lossy(&o.stdout);
+    let last = out.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("FAIL  exit 3: SLO breached: max_p99_ms"),
+        "{out}"
+    );
     assert!(
         !t.contains("min_success_rate (limit"),
         "only the breached SLO is named: {t}"
@@ -411,4 +428,69 @@ fn burst_profile_alternates_high_and_low() {
     );
     assert_target_eps(&v, &[4000.0, 500.0, 4000.0, 500.0]);
     assert_eq!(v["summary"]["events_sent"], 9000, "{}", v["summary"]);
+}
+
+/// Two runs' JSON reports merged (their `latency_hdr` histograms decoded and added) hold both
+/// runs' samples exactly; `observability.csv` has the JSON timeline row for row.
+#[test]
+fn reports_merge_exactly_and_the_csv_is_the_timeline() {
+    use ingestbench::report::hdr;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut reports = Vec::new();
+    for i in 0..2 {
+        let csv = tmp.path().join(format!("out/timeline-{i}.csv"));
+        let cfg = write_config(
+            tmp.path(),
+            &format!("c{i}.yaml"),
+            &config(
+                "builtin",
+                "",
+                "{ eps: 2000, stop: { total_events: 3000 } }",
+                &format!("observability: {{ csv: \"{}\" }}\n", csv.display()),
+            ),
+        );
+        let (o, v) = run_json(&cfg, 1, 2);
+        assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next(),
+            Some(
+                "t,target_eps,events_sent,events_accepted,events_failed,errors,p50_ms,p99_ms,lag_ms_max,backlog_events,control"
+            )
+        );
+        let timeline = v["timeline"].as_array().unwrap();
+        let rows: Vec<&str> = lines.collect();
+        assert_eq!(rows.len(), timeline.len(), "{text}");
+        for (row, t) in rows.iter().zip(timeline) {
+            let cols: Vec<&str> = row.split(',').collect();
+            assert_eq!(cols[0], t["t"].to_string());
+            assert_eq!(cols[3], t["events_accepted"].to_string());
+        }
+        reports.push(v);
+    }
+    let decoded = |v: &serde_json::Value| {
+        hdr::decode(v["latency_hdr"]["intended"].as_str().unwrap()).unwrap()
+    };
+    let (a, b) = (decoded(&reports[0]), decoded(&reports[1]));
+    for (h, v) in [(&a, &reports[0]), (&b, &reports[1])] {
+        assert_eq!(
+            h.len(),
+            v["latency_ms"]["intended"]["count"].as_u64().unwrap()
+        );
+        let max_ms = v["latency_ms"]["intended"]["max"].as_f64().unwrap();
+        assert_eq!(h.max() as f64 / 1000.0, max_ms);
+    }
+    let mut merged = a.clone();
+    merged.add(&b).unwrap();
+    assert_eq!(merged.len(), a.len() + b.len());
+    assert_eq!(merged.max(), a.max().max(b.max()));
+    for v in a.iter_recorded().chain(b.iter_recorded()) {
+        let x = v.value_iterated_to();
+        assert_eq!(
+            merged.count_at(x),
+            a.count_at(x) + b.count_at(x),
+            "at {x} µs"
+        );
+    }
 }
