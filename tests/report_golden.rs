@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use ingestbench::config::schema::Slo;
-use ingestbench::report::slo::SloResult;
+use ingestbench::report::slo::{Facts, SloResult};
 use ingestbench::report::{self, Context, Report, TargetInfo, Verdict, Verification, hdr};
 use ingestbench::stats::result::{RunResult, Second, SecondCounts};
 use ingestbench::stats::snapshot::{ControlMark, Latency, LatencySummary};
@@ -43,6 +43,7 @@ fn totals() -> Counters {
         events_accepted_in_drain: 300,
         processing_ns: 850_000_000,
         wait_for_target_ns: 400_000_000,
+        held_by_cap_ns: 150_000_000,
         target_down_ns: 3_000_000_000,
         ..Counters::default()
     };
@@ -179,6 +180,7 @@ fn context() -> Context {
             "slo": { "min_success_rate": 0.99, "max_p99_ms": 250.0 }
         }),
         slo: Slo::default(),
+        slo_facts: Facts::default(),
         verification: Some(Verification {
             store: "built-in sink".into(),
             events_received: 18_750,

@@ -197,6 +197,7 @@ fn shortfall_words(by: &str) -> &'static str {
         "generator" => " (the generator's: it rendered too slowly while connections were free)",
         "target" => " (the target's: every connection was waiting for an answer)",
         "target down" => " (the target's: no connection was open — the target was down)",
+        "request cap" => " (the request cap's: limits.max_requests_per_sec held due batches back)",
         _ => "",
     }
 }
@@ -232,6 +233,7 @@ fn problems(o: &mut String, s: &Summary) {
         ),
         ("waiting for a free connection", s.wait_for_target_ms, ""),
         ("with no connection open", s.target_down_ms, ""),
+        ("held by the request cap", s.held_by_cap_ms, ""),
     ];
     let parts: Vec<String> = waits
         .iter()
