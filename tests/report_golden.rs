@@ -147,6 +147,7 @@ fn run_result() -> RunResult {
         target_events: 19_800.0,
         window: Duration::from_secs(12),
         drain: Duration::from_millis(350),
+        warmup: Duration::from_secs(2),
         paused: Duration::ZERO,
         control: vec![ControlMark {
             t_s: 4.2,

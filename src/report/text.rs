@@ -110,9 +110,17 @@ fn rates(o: &mut String, r: &Report) {
     } else {
         String::new()
     };
+    let warmup = if s.warmup_s > 0.0 {
+        format!(
+            " after a warm-up of {:.2} s (in the timeline, not in these figures)",
+            s.warmup_s
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         o,
-        "window   {:.2} s, drain {:.2} s ({} events accepted in the drain){paused}",
+        "window   {:.2} s{warmup}, drain {:.2} s ({} events accepted in the drain){paused}",
         s.window_s,
         s.drain_s,
         count(s.events_accepted_in_drain)
