@@ -21,6 +21,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 
 use hdrhistogram::Histogram;
 
@@ -93,6 +94,56 @@ impl HdrLog {
     pub fn finish(mut self) -> io::Result<()> {
         self.out.flush()?;
         self.out.get_ref().sync_all()
+    }
+}
+
+/// An `HdrLog` the engine's coordinator can be handed (it is `Send + Clone`) to feed once a
+/// second, and the run finishes at the end: `second(t, intended, service)` writes second `t`
+/// as two intervals, tagged `intended` and `service`; the first write error is kept (later
+/// seconds are then skipped) and returned by `finish`, so a full disk costs the log, never
+/// the run.
+#[derive(Clone)]
+pub struct SharedHdrLog(Arc<Mutex<Shared>>);
+
+struct Shared {
+    log: Option<HdrLog>,
+    error: Option<io::Error>,
+}
+
+impl SharedHdrLog {
+    /// `HdrLog::create`, shared.
+    pub fn create(path: impl AsRef<Path>, start_unix_s: f64) -> io::Result<SharedHdrLog> {
+        let log = HdrLog::create(path, start_unix_s)?;
+        Ok(SharedHdrLog(Arc::new(Mutex::new(Shared {
+            log: Some(log),
+            error: None,
+        }))))
+    }
+
+    /// Writes second `t` of the run (from `t` s, 1 s long): both clocks' histograms.
+    pub fn second(&self, t: u32, intended: &Histogram<u64>, service: &Histogram<u64>) {
+        let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let Shared { log, error } = &mut *s;
+        let (Some(log), None) = (log.as_mut(), error.as_ref()) else {
+            return;
+        };
+        let start = f64::from(t);
+        let written = log
+            .interval(start, 1.0, "intended", intended)
+            .and_then(|_| log.interval(start, 1.0, "service", service));
+        if let Err(e) = written {
+            *error = Some(e);
+        }
+    }
+
+    /// Closes the log; the first error while writing it, if any.
+    pub fn finish(self) -> io::Result<()> {
+        let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let finished = s.log.take().map_or(Ok(()), HdrLog::finish);
+        match s.error.take() {
+            Some(e) => Err(e),
+            None => finished,
+        }
     }
 }
 
@@ -210,6 +261,26 @@ mod tests {
             assert_eq!(h.len(), hs[i].len());
             assert_eq!(h.max(), hs[i].max());
         }
+    }
+
+    #[test]
+    fn shared_log_writes_each_second_as_two_tagged_intervals() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.hlog");
+        let log = SharedHdrLog::create(&path, 1_700_000_000.0).unwrap();
+        let feed = log.clone();
+        let coordinator = std::thread::spawn(move || {
+            for t in 0..3 {
+                feed.second(t, &hist(&[1000, 2000]), &hist(&[500]));
+            }
+        });
+        coordinator.join().unwrap();
+        log.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("Tag=")).collect();
+        assert_eq!(lines.len(), 6, "{text}");
+        assert!(lines[4].starts_with("Tag=intended,2.000,1.000,2.000,HISTF"));
+        assert!(lines[5].starts_with("Tag=service,2.000,1.000,0.500,HISTF"));
     }
 
     #[test]
