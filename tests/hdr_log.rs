@@ -165,3 +165,43 @@ fn hdrh_python_reader_reads_our_hdr_log() {
         );
     }
 }
+
+/// A real run writes its HDR log as it goes: one interval per second and clock, whose sum is
+/// the report's own histogram (decoded from `latency_hdr`), read by the Python reader.
+#[test]
+fn a_runs_hdr_log_adds_up_to_its_report() {
+    let Some(python) = require("python3 with hdrh (PyPI hdrhistogram)", python_hdrh()) else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let log = tmp.path().join("out/run.hlog");
+    let cfg = support::write_config(
+        tmp.path(),
+        "c.yaml",
+        &format!(
+            "schema_version: \"1.0\"\nseed: 2\ntarget: {{ url: builtin, batch: {{ max_events: 20 }} }}\nsource: {{ id: linux.syslog }}\nworkload: {{ eps: 2000, stop: {{ after: 3s }} }}\nobservability: {{ hdr_log: \"{}\" }}\n",
+            log.display()
+        ),
+    );
+    let (o, v) = support::run_json(&cfg, 1, 2);
+    assert_eq!(o.status.code(), Some(0), "{}", support::all(&o));
+    let read = read_with_python(&python, &log);
+    let intervals = read["intervals"].as_array().unwrap();
+    let tags = |t: &str| intervals.iter().filter(|i| i["tag"] == t).count();
+    assert!(
+        tags("intended") >= 3 && tags("intended") == tags("service"),
+        "{}",
+        intervals.len()
+    );
+    let mine =
+        ingestbench::report::hdr::decode(v["latency_hdr"]["intended"].as_str().unwrap()).unwrap();
+    assert_same(
+        "the run's intended clock",
+        &read["merged"]["intended"],
+        &mine,
+    );
+    assert_eq!(
+        read["merged"]["service"]["total"],
+        v["latency_ms"]["service"]["count"]
+    );
+}

@@ -849,14 +849,6 @@ fn observability(o: &Observability, r: &mut Reader) {
             );
         }
     }
-    // The writer (report::hdr_log) is here; the engine's coordinator feeds it once a second.
-    // Until that hook lands, say so rather than leave the file silently unwritten.
-    if o.hdr_log.is_some() {
-        r.warning(
-            "observability.hdr_log",
-            "this build does not write the HDR log during a run yet (the writer exists; the engine does not feed it)",
-        );
-    }
 }
 
 /// A file the run writes: a path, not a directory.

@@ -8,12 +8,16 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use hdrhistogram::Histogram;
+
 use crate::adapter::Framer;
 use crate::config::schema::UdpOrder;
+use crate::engine::merge::SecondLog;
 use crate::engine::worker::WirePlan;
 use crate::engine::{self, EnginePlan, Steering, Stop};
 use crate::exit::Exit;
 use crate::generate::time;
+use crate::report::hdr_log::SharedHdrLog;
 use crate::report::{self, Context, Report, TargetInfo, Verification, slo};
 use crate::run::error::SetupError;
 use crate::run::plan::RunPlan;
@@ -26,6 +30,7 @@ use crate::stats::snapshot::{RunInfo, Snapshot, SnapshotCell, Stored};
 /// A run whose target is up and whose engine plan is built.
 pub struct Started {
     pub info: RunInfo,
+    hdr_log: Option<SharedHdrLog>,
     engine: EnginePlan,
     sink: Option<SinkHandle>,
     endpoint: Endpoint,
@@ -71,6 +76,10 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         Stop::After(d) => plan.profile.cumulative(d.as_secs_f64()) as u64,
     };
     let info = run_info(&plan, Some(&endpoint));
+    let hdr_log = match &plan.config.observability.hdr_log {
+        Some(path) => Some(open_hdr_log(Path::new(path), started_wall_ns)?),
+        None => None,
+    };
     let engine = EnginePlan {
         wire,
         addr: endpoint.addr,
@@ -91,15 +100,38 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         max_requests_per_sec: plan.config.target.limits.max_requests_per_sec,
         pin: plan.pin,
         info: info.clone(),
-        second_log: None,
+        second_log: hdr_log.clone().map(|l| {
+            Box::new(move |t, i: &Histogram<u64>, s: &Histogram<u64>| l.second(t, i, s))
+                as SecondLog
+        }),
     };
     Ok(Started {
         info,
+        hdr_log,
         engine,
         sink,
         endpoint,
         started_wall_ns,
         plan,
+    })
+}
+
+/// The HDR histogram log (`observability.hdr_log`), created before the run starts so a path
+/// that cannot be written stops it at once.
+fn open_hdr_log(path: &Path, started_wall_ns: i64) -> Result<SharedHdrLog, SetupError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            SetupError::Io(format!(
+                "observability.hdr_log: cannot create {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
+    SharedHdrLog::create(path, started_wall_ns as f64 / 1e9).map_err(|e| {
+        SetupError::Io(format!(
+            "observability.hdr_log: cannot write {}: {e}",
+            path.display()
+        ))
     })
 }
 
@@ -173,6 +205,12 @@ pub fn execute(
         }
     };
     let result = engine::run(s.engine, steer, &mut publish);
+    let mut notes = Vec::new();
+    if let (Some(log), Some(path)) = (s.hdr_log, &s.plan.config.observability.hdr_log)
+        && let Err(e) = log.finish()
+    {
+        notes.push(format!("cannot write the HDR log to {path}: {e}"));
+    }
     let verification: Option<Verification> =
         sink.map(|h| stored_of(&h.shutdown(), &run_id, result.totals.events_accepted));
     let p = s.plan;
@@ -208,7 +246,6 @@ pub fn execute(
         exit_code: exit.code(),
         reasons: reasons.clone(),
     };
-    let mut notes = Vec::new();
     if let Some(path) = &cfg.observability.report
         && let Err(e) = write_report(Path::new(path), &rep)
     {
