@@ -153,13 +153,20 @@ fn metrics_status_and_control_of_a_real_run_agree_with_its_report() {
     let base = format!("http://127.0.0.1:{sp}/");
     let metrics_url = format!("http://127.0.0.1:{mp}/metrics");
 
-    // Two scrapes while it runs: the reference parser reads both, counters only grow.
-    wait_get(&metrics_url);
-    std::thread::sleep(Duration::from_millis(1200));
-    let a = prom::parse_exposition(&python, &wait_get(&metrics_url));
+    // Two scrapes while it runs (the first once something was accepted): the reference parser
+    // reads both, counters only grow.
+    let accepted = ("outcome", "accepted");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let a = loop {
+        let a = prom::parse_exposition(&python, &wait_get(&metrics_url));
+        if sample(&a, "ingestbench_events_total", Some(accepted)) > 0.0 {
+            break a;
+        }
+        assert!(Instant::now() < deadline, "nothing accepted in 15 s");
+        std::thread::sleep(Duration::from_millis(200));
+    };
     std::thread::sleep(Duration::from_millis(1200));
     let b = prom::parse_exposition(&python, &wait_get(&metrics_url));
-    let accepted = ("outcome", "accepted");
     let (a_acc, b_acc) = (
         sample(&a, "ingestbench_events_total", Some(accepted)),
         sample(&b, "ingestbench_events_total", Some(accepted)),
