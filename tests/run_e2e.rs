@@ -362,6 +362,16 @@ fn sigterm_stops_the_run_and_still_reports() {
     let accepted = v["summary"]["events_accepted"].as_u64().unwrap();
     assert!((1000..=4000).contains(&accepted), "{accepted}");
     assert_eq!(v["verification"]["lost_events"], 0);
+    // Only what was due before the signal is judged: the target stays the schedule's rate,
+    // and what was due and not yet sent at the signal is at most one batch.
+    let s = &v["summary"];
+    assert!((s["window_s"].as_f64().unwrap() - 2.5).abs() < 0.3, "{s}");
+    assert!(
+        (s["target_eps"].as_f64().unwrap() - 1000.0).abs() < 1.0,
+        "{s}"
+    );
+    assert!(s["shortfall_events"].as_u64().unwrap() <= 50, "{s}");
+    assert!((s["eps_ratio"].as_f64().unwrap() - 1.0).abs() < 0.05, "{s}");
 }
 
 #[test]

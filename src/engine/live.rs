@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 use crate::engine::merge::{Merger, summary};
 use crate::engine::schedule::Schedule;
 use crate::stats::Counters;
-use crate::stats::result::Second;
+use crate::stats::result::{Second, SecondCounts};
 use crate::stats::snapshot::{
     Buckets, ControlMark, HISTORY_SECONDS, Latency, Point, RunInfo, RunState, STATUS_SCHEMA,
     Snapshot, Window,
@@ -58,7 +58,7 @@ pub fn snapshot(m: &Merger, cx: LiveState) -> Snapshot {
         intended: summary(&m.latency),
         service: summary(&m.service),
     };
-    let cumulative = window(c, active, due, lat);
+    let cumulative = window(&SecondCounts::of(c), active, due, lat);
     Snapshot {
         schema: STATUS_SCHEMA,
         seq: cx.seq,
@@ -112,7 +112,8 @@ fn remaining(s: &Schedule, now: f64, after: Option<f64>, total: Option<u64>) -> 
     Some((end - now).max(0.0))
 }
 
-fn window(c: &Counters, seconds: f64, due: f64, latency: Latency) -> Window {
+/// The counts of a stretch of `seconds` in which `due` events were due.
+fn window(c: &SecondCounts, seconds: f64, due: f64, latency: Latency) -> Window {
     let per_s = |n: f64| if seconds > 0.0 { n / seconds } else { 0.0 };
     Window {
         seconds,
@@ -131,21 +132,7 @@ fn window(c: &Counters, seconds: f64, due: f64, latency: Latency) -> Window {
 }
 
 fn second_window(s: &Second) -> Window {
-    let c = &s.counts;
-    Window {
-        seconds: 1.0,
-        target_eps: s.target_eps,
-        achieved_eps: c.events_accepted as f64,
-        events_sent: c.events_sent,
-        events_accepted: c.events_accepted,
-        events_failed: c.events_failed,
-        batches_sent: c.batches_sent,
-        batches_accepted: c.batches_accepted,
-        batches_failed: c.batches_failed,
-        batches_retried: c.batches_retried,
-        bytes_sent: c.bytes_sent,
-        latency_ms: s.latency.clone(),
-    }
+    window(&s.counts, 1.0, s.target_eps, s.latency.clone())
 }
 
 /// Problems by kind, in the status page's and Prometheus' vocabulary.
