@@ -226,14 +226,18 @@ fn metrics_status_and_control_of_a_real_run_agree_with_its_report() {
         "{err}"
     );
 
-    // Prometheus scraped the final figures: they are the report's.
+    // Prometheus scraped the final figures: they are the report's. The run has exited by now,
+    // so its series may already be marked stale: ask for the last sample scraped.
+    let last = |q: &str| format!("last_over_time({q}[5m])");
     let s = &report["summary"];
     for (outcome, key) in [
         ("sent", "events_sent"),
         ("accepted", "events_accepted"),
         ("failed", "events_failed"),
     ] {
-        let q = format!(r#"ingestbench_events_total{{outcome="{outcome}"}}"#);
+        let q = last(&format!(
+            r#"ingestbench_events_total{{outcome="{outcome}"}}"#
+        ));
         let want = s[key].as_f64().unwrap();
         assert_eq!(
             prometheus.wait_value(&q, want, Duration::from_secs(10)),
@@ -242,23 +246,23 @@ fn metrics_status_and_control_of_a_real_run_agree_with_its_report() {
             prometheus.log_text()
         );
     }
-    let q = r#"ingestbench_latency_seconds_count{clock="intended"}"#;
+    let q = last(r#"ingestbench_latency_seconds_count{clock="intended"}"#);
     let want = report["latency_ms"]["intended"]["count"].as_f64().unwrap();
     assert_eq!(
-        prometheus.wait_value(q, want, Duration::from_secs(5)),
+        prometheus.wait_value(&q, want, Duration::from_secs(5)),
         Some(want),
         "{q}"
     );
-    let q = r#"ingestbench_stored_events{kind="distinct"}"#;
+    let q = last(r#"ingestbench_stored_events{kind="distinct"}"#);
     let want = report["verification"]["distinct"].as_f64().unwrap();
     assert_eq!(
-        prometheus.wait_value(q, want, Duration::from_secs(5)),
+        prometheus.wait_value(&q, want, Duration::from_secs(5)),
         Some(want),
         "{q}"
     );
-    let q = r#"ingestbench_state{state="finished"}"#;
+    let q = last(r#"ingestbench_state{state="finished"}"#);
     assert_eq!(
-        prometheus.wait_value(q, 1.0, Duration::from_secs(5)),
+        prometheus.wait_value(&q, 1.0, Duration::from_secs(5)),
         Some(1.0),
         "{q}"
     );
