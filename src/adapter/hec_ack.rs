@@ -23,6 +23,8 @@ pub struct AckTracker {
     headers: Vec<u8>,
     pending: Vec<u64>,
     polling: Vec<u64>,
+    /// Batches accepted without an ackId: they can never be confirmed.
+    without_id: u64,
     next_poll: Instant,
 }
 
@@ -36,13 +38,18 @@ impl AckTracker {
             headers: f.ack_headers.clone(),
             pending: Vec::with_capacity(4096),
             polling: Vec::with_capacity(MAX_IDS_PER_POLL),
+            without_id: 0,
             next_poll: now,
         })
     }
 
-    /// An accepted batch's ackId, to be confirmed.
-    pub fn track(&mut self, id: u64) {
-        self.pending.push(id);
+    /// A batch was accepted: its ackId waits to be confirmed; without one (the target does
+    /// not acknowledge) it never can be.
+    pub fn accepted(&mut self, ack_id: Option<u64>) {
+        match ack_id {
+            Some(id) => self.pending.push(id),
+            None => self.without_id += 1,
+        }
     }
 
     /// Whether a poll should go out now (ids waiting, none in flight, its time has come).
@@ -89,11 +96,13 @@ impl AckTracker {
         self.pending.append(&mut self.polling);
     }
 
-    /// The run is over: how many ids were never confirmed.
+    /// The run is over: how many accepted batches were never confirmed (ids still waiting,
+    /// and batches that came without one).
     pub fn give_up(&mut self) -> u64 {
-        let n = (self.pending.len() + self.polling.len()) as u64;
+        let n = (self.pending.len() + self.polling.len()) as u64 + self.without_id;
         self.pending.clear();
         self.polling.clear();
+        self.without_id = 0;
         n
     }
 }
@@ -150,6 +159,7 @@ mod tests {
             headers: b"Content-Type: application/json\r\n".to_vec(),
             pending: Vec::new(),
             polling: Vec::new(),
+            without_id: 0,
             next_poll: now,
         }
     }
@@ -159,9 +169,9 @@ mod tests {
         let t0 = Instant::now();
         let mut t = tracker(t0);
         assert!(!t.due(t0) && !t.unconfirmed());
-        t.track(1);
-        t.track(2);
-        t.track(3);
+        t.accepted(Some(1));
+        t.accepted(Some(2));
+        t.accepted(Some(3));
         assert!(t.due(t0));
         let (mut head, mut body) = (Vec::new(), Vec::new());
         t.write_poll(&mut head, &mut body);
@@ -181,7 +191,12 @@ mod tests {
         assert_eq!(body, b"{\"acks\":[2]}");
         t.lost();
         assert_eq!(t.answered(false, b"", t0), 0);
-        assert_eq!(t.give_up(), 1);
+        t.accepted(None);
+        assert_eq!(
+            t.give_up(),
+            2,
+            "one id unconfirmed, one batch without an id"
+        );
         assert!(!t.unconfirmed());
     }
 }

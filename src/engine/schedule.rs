@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::engine::pacer::Profile;
 use crate::stats::snapshot::ControlMark;
@@ -82,10 +82,6 @@ impl Schedule {
                 law: Law::Profile { factor: 1.0 },
             }]),
         }
-    }
-
-    pub fn base(&self) -> &Profile {
-        &self.base
     }
 
     pub fn segments(&self) -> &[Segment] {
@@ -492,11 +488,6 @@ impl Control {
     /// Asks the coordinator to publish a snapshot now rather than at the next second.
     pub fn refresh(&self) {
         let _ = self.poke.try_send(());
-    }
-
-    /// Time since the run started (zero before it has).
-    pub fn elapsed(&self) -> Duration {
-        self.cell.start().map_or(Duration::ZERO, |s| s.elapsed())
     }
 }
 

@@ -470,6 +470,7 @@ impl Worker {
             self.reconnect(p, now);
             self.check_timeouts(p, now);
             self.dispatch(p, now, gen_done);
+            self.note_held(p, now, gen_done);
             self.check_reachable(p, now, gen_done);
             if now >= next_interval {
                 self.send_interval(p, now, false);
@@ -651,13 +652,11 @@ impl Worker {
     /// Hands work to every idle open link: an ack poll when one is due, retries whose time
     /// has come, then new batches that are due.
     fn dispatch(&mut self, p: &mut WorkerPlan, now: Instant, gen_done: bool) {
-        let mut capped = false;
         for i in 0..self.links.len() {
             if !self.links[i].sock.is_open() || self.links[i].batch.is_some() {
                 continue;
             }
-            if p.request_every.is_some() && now < self.next_request {
-                capped = true;
+            if self.capped(p, now) {
                 break;
             }
             if self.start_ack_poll(p, i, now) {
@@ -714,7 +713,11 @@ impl Worker {
             self.counters.batches_sent += 1;
             self.took_request(p, now);
         }
-        self.note_held(p, now, gen_done, capped);
+    }
+
+    /// Whether the request cap holds the next request back.
+    fn capped(&self, p: &WorkerPlan, now: Instant) -> bool {
+        p.request_every.is_some() && now < self.next_request
     }
 
     /// A request went out: the cap's next one is `request_every` later.
@@ -724,16 +727,16 @@ impl Worker {
         }
     }
 
-    /// After a dispatch: if a batch is still due, why it could not leave (counted until the
-    /// next iteration looks again).
-    fn note_held(&mut self, p: &WorkerPlan, now: Instant, gen_done: bool, capped: bool) {
+    /// After the loop's dispatch: if a batch is still due, why it could not leave (counted
+    /// until the next iteration looks again).
+    fn note_held(&mut self, p: &WorkerPlan, now: Instant, gen_done: bool) {
         let due_now = !gen_done && self.next_due(p).is_some_and(|d| d <= now);
         let retry_due = self
             .batches
             .iter()
             .any(|b| matches!(b.state, SlotState::Waiting(t) if t <= now));
         self.held = (due_now || retry_due).then(|| {
-            let why = if capped {
+            let why = if self.capped(p, now) {
                 Held::Cap
             } else if self.links.iter().any(|l| l.sock.is_open()) {
                 Held::Target
@@ -1068,12 +1071,7 @@ impl Worker {
         match outcome {
             Outcome::Accepted { ack_id } => {
                 if let Proto::Http { acks: Some(a), .. } = &mut self.proto {
-                    match ack_id {
-                        Some(id) => a.track(id),
-                        // Acknowledgement was asked for and the target gave no ackId: this
-                        // batch can never be confirmed.
-                        None => self.counters.acks_pending += 1,
-                    }
+                    a.accepted(ack_id);
                 }
                 self.accepted(slot, now);
             }

@@ -215,7 +215,7 @@ pub fn execute(
         sink.map(|h| stored_of(&h.shutdown(), &run_id, result.totals.events_accepted));
     let p = s.plan;
     let cfg = &p.config;
-    let rep = report::build(
+    let mut rep = report::build(
         &result,
         Context {
             run_id: p.run_id.clone(),
@@ -240,7 +240,6 @@ pub fn execute(
         },
     );
     let (exit, reasons) = verdict(&rep, &result.abort);
-    let mut rep = rep;
     rep.verdict = report::Verdict {
         pass: exit == Exit::Ok,
         exit_code: exit.code(),
