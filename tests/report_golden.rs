@@ -42,6 +42,7 @@ fn totals() -> Counters {
         events_retries_exhausted: 500,
         events_accepted_in_drain: 300,
         processing_ns: 850_000_000,
+        cpu_ns: 1_200_000_000,
         wait_for_target_ns: 400_000_000,
         held_by_cap_ns: 150_000_000,
         target_down_ns: 3_000_000_000,

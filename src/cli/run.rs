@@ -14,7 +14,7 @@ use crate::exit::Exit;
 use crate::pack::Catalog;
 use crate::report;
 use crate::report::text::Timeline;
-use crate::run::{self, Observer, Overrides, Run, SetupError, Snapshot};
+use crate::run::{self, Observer, Overrides, Run, SetupError, Snapshot, ceiling};
 use crate::serve;
 use crate::stats::snapshot::RunState;
 
@@ -160,6 +160,16 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
     for w in &loaded.warnings {
         super::err(&format!("warning: {w}"));
     }
+    if loaded.config.workload.find_ceiling {
+        let mut p = ceiling::Params::of(&loaded.config.workload);
+        if let Some(eps) = a.eps {
+            p.start_eps = eps;
+            p.max_eps = p.max_eps.max(eps);
+            p.min_eps = p.min_eps.min(eps);
+        }
+        let outcome = find_ceiling(loaded.config, &p, &ov, &catalog, &store)?;
+        return Ok(print(a, outcome));
+    }
     let plan = run::plan(loaded.config, &ov, &catalog, &store)?;
     for w in &plan.warnings {
         super::err(&format!("warning: {w}"));
@@ -175,6 +185,66 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
     }
     let handle = run.start(observers)?;
     let outcome = handle.wait()?;
+    let exit = print(a, outcome);
+    if let Some(l) = live.lingering() {
+        super::err(&format!(
+            "note: serving the final figures for {} more",
+            crate::config::units::Dur(l)
+        ));
+    }
+    live.finish();
+    Ok(exit)
+}
+
+/// A ceiling search: each step's live line on a terminal, a line per step as it is judged.
+fn find_ceiling(
+    cfg: crate::config::schema::Config,
+    p: &ceiling::Params,
+    ov: &Overrides,
+    catalog: &Catalog,
+    store: &Store,
+) -> Result<run::RunOutcome, SetupError> {
+    super::err(&format!(
+        "ceiling search: from {:.0} eps, x{} per step up, to {:.0} % precision; each step {} warm-up + {} judged, at most {} steps",
+        p.start_eps,
+        p.growth,
+        p.precision * 100.0,
+        crate::config::units::Dur(p.warmup),
+        crate::config::units::Dur(p.hold),
+        p.max_steps
+    ));
+    let terminal = std::io::stderr().is_terminal();
+    let mut observers = || -> Vec<Box<dyn Observer>> {
+        if terminal {
+            vec![Box::new(LiveLine::default())]
+        } else {
+            Vec::new()
+        }
+    };
+    let mut on_step = |s: &crate::report::ceiling::StepRow| {
+        let verdict = if s.sustained {
+            "sustained".to_string()
+        } else {
+            format!(
+                "NOT sustained ({}): {}",
+                s.limited_by.unwrap_or("?"),
+                s.why.join("; ")
+            )
+        };
+        super::err(&format!(
+            "step {:>2} {:<6} {:>10.0} eps  achieved {:>10.0}  p99 {:>8.2} ms  {verdict}",
+            s.step,
+            s.phase.as_str(),
+            s.target_eps,
+            s.achieved_eps,
+            s.p99_ms
+        ));
+    };
+    ceiling::find(cfg, p, ov, catalog, store, &mut observers, &mut on_step)
+}
+
+/// Prints the report and the reasons for a non-zero exit; gives the exit code.
+fn print(a: &Args, outcome: run::RunOutcome) -> Exit {
     match a.output {
         Output::Text => super::out(&report::text::render_with(&outcome.report, a.timeline)),
         Output::Json => {
@@ -187,14 +257,7 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
     for r in &outcome.reasons {
         super::err(&format!("error: {r}"));
     }
-    if let Some(l) = live.lingering() {
-        super::err(&format!(
-            "note: serving the final figures for {} more",
-            crate::config::units::Dur(l)
-        ));
-    }
-    live.finish();
-    Ok(outcome.exit)
+    outcome.exit
 }
 
 /// The one-line live view on a terminal, rewritten in place every second.

@@ -283,8 +283,32 @@ pub struct Workload {
     #[serde(serialize_with = "as_text")]
     pub warmup: Dur,
     pub find_ceiling: bool,
+    /// How the ceiling search steps (`find_ceiling: true`); unset fields take its defaults.
+    pub ceiling: Option<CeilingSettings>,
     /// Concurrent connections, spread over the worker threads (`--workers`).
     pub workers: Option<u32>,
+}
+
+/// `workload.ceiling`: the ceiling search's steps (defaults in `run::ceiling`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CeilingSettings {
+    /// The first step's rate (default: `workload.eps`, else 1000).
+    pub start_eps: Option<f64>,
+    /// No step above this rate.
+    pub max_eps: Option<f64>,
+    /// No step below this rate (when even the first step fails).
+    pub min_eps: Option<f64>,
+    /// Each step up multiplies the rate by this.
+    pub growth: Option<f64>,
+    /// Bisect until the first failing rate is within this share of the last good one.
+    pub precision: Option<f64>,
+    /// How long each step is judged over, after its warm-up.
+    #[serde(serialize_with = "opt_text")]
+    pub hold: Option<Dur>,
+    #[serde(serialize_with = "opt_text")]
+    pub warmup: Option<Dur>,
+    /// Most steps in all.
+    pub max_steps: Option<u32>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -629,6 +653,21 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
         }
     });
     let steps = o.node("steps").and_then(|n| read_steps(r, n));
+    let find_ceiling = o.get(r, "find_ceiling").unwrap_or(false);
+    let ceiling = o.sub(r, "ceiling", |r, mut c| {
+        let v = CeilingSettings {
+            start_eps: c.get(r, "start_eps"),
+            max_eps: c.get(r, "max_eps"),
+            min_eps: c.get(r, "min_eps"),
+            growth: c.get(r, "growth"),
+            precision: c.get(r, "precision"),
+            hold: c.get(r, "hold"),
+            warmup: c.get(r, "warmup"),
+            max_steps: c.get(r, "max_steps"),
+        };
+        c.finish(r);
+        v
+    });
     let stop = match o.node("stop") {
         Some(_) => o.sub(r, "stop", |r, mut s| {
             let stop = Stop {
@@ -638,6 +677,8 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
             s.finish(r);
             stop
         }),
+        // A ceiling search runs its own steps; it needs no stop.
+        None if find_ceiling => Some(Stop::default()),
         None => {
             r.error(
                 "workload.stop",
@@ -646,7 +687,6 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
             Some(Stop::default())
         }
     };
-    let find_ceiling = o.get(r, "find_ceiling").unwrap_or(false);
     let warmup = o.get(r, "warmup").unwrap_or_default();
     let workers = o.get(r, "workers");
     o.finish(r);
@@ -660,6 +700,7 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
         stop: stop.unwrap_or_default(),
         warmup,
         find_ceiling,
+        ceiling,
     })
 }
 

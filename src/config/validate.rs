@@ -594,12 +594,7 @@ fn source(s: &Source, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>)
 }
 
 fn workload(w: &Workload, r: &mut Reader) {
-    if w.find_ceiling {
-        r.error(
-            "workload.find_ceiling",
-            "searching for the ceiling is not available in this version; run a ramp profile and read the timeline instead",
-        );
-    }
+    ceiling(w, r);
     if let Some(n) = w.workers
         && (n == 0 || n > 4096)
     {
@@ -757,6 +752,103 @@ fn workload(w: &Workload, r: &mut Reader) {
         }
         (None, Some(0)) => r.error("workload.stop.total_events", "must be greater than 0"),
         _ => {}
+    }
+}
+
+/// `find_ceiling` and `workload.ceiling`: a search runs steady steps of its own, so it takes
+/// no other profile and no stop; its numbers must make a search that ends.
+fn ceiling(w: &Workload, r: &mut Reader) {
+    if !w.find_ceiling {
+        if r.present("workload.ceiling") {
+            r.error(
+                "workload.ceiling",
+                "ceiling settings apply to a ceiling search: set workload.find_ceiling: true",
+            );
+        }
+        return;
+    }
+    if w.profile != Profile::Steady {
+        r.error(
+            "workload.profile",
+            format!(
+                "a ceiling search runs steady steps of its own; profile {} does not apply (leave it out or say steady)",
+                w.profile
+            ),
+        );
+    }
+    if r.present("workload.stop") {
+        r.warning(
+            "workload.stop",
+            "a ceiling search runs each step for workload.ceiling.warmup + hold; stop is not used",
+        );
+    }
+    let Some(c) = &w.ceiling else { return };
+    for (key, v) in [
+        ("start_eps", c.start_eps),
+        ("max_eps", c.max_eps),
+        ("min_eps", c.min_eps),
+    ] {
+        if let Some(v) = v {
+            rate(r, &format!("workload.ceiling.{key}"), v, MAX_EPS);
+        }
+    }
+    if let (Some(lo), Some(hi)) = (c.start_eps.or(w.eps), c.max_eps)
+        && lo > hi
+    {
+        r.error(
+            "workload.ceiling.max_eps",
+            format!("{hi} is below the first step's rate {lo}"),
+        );
+    }
+    if let (Some(lo), Some(start)) = (c.min_eps, c.start_eps.or(w.eps))
+        && lo > start
+    {
+        r.error(
+            "workload.ceiling.min_eps",
+            format!("{lo} is above the first step's rate {start}"),
+        );
+    }
+    if let Some(g) = c.growth
+        && !(1.1..=10.0).contains(&g)
+    {
+        r.error(
+            "workload.ceiling.growth",
+            format!("must be between 1.1 and 10 (each step up multiplies the rate), found {g}"),
+        );
+    }
+    if let Some(p) = c.precision
+        && !(0.005..=0.5).contains(&p)
+    {
+        r.error(
+            "workload.ceiling.precision",
+            format!("must be between 0.005 and 0.5 (a share of the rate: 0.05 is 5 %), found {p}"),
+        );
+    }
+    if let Some(h) = c.hold
+        && h.0 < std::time::Duration::from_secs(1)
+    {
+        r.error(
+            "workload.ceiling.hold",
+            format!("a step needs at least 1s to be judged, found {h}"),
+        );
+    }
+    if let Some(h) = c.hold
+        && h.0 > std::time::Duration::from_secs(3600)
+    {
+        r.error("workload.ceiling.hold", format!("at most 1h, found {h}"));
+    }
+    if let Some(h) = c.warmup
+        && h.0 > std::time::Duration::from_secs(600)
+    {
+        r.error("workload.ceiling.warmup", format!("at most 10m, found {h}"));
+    }
+    if let Some(n) = c.max_steps
+        && !(2..=100).contains(&n)
+    {
+        r.error(
+            "workload.ceiling.max_steps",
+            format!("must be between 2 and 100, found {n}"),
+        );
     }
 }
 

@@ -5,6 +5,7 @@
 //! (`REPORT_SCHEMA`) and documented in docs/report.md; it carries both latency histograms
 //! whole (`hdr`), so saved reports merge exactly. Nothing here reads clocks or the environment.
 
+pub mod ceiling;
 pub mod csv;
 pub mod hdr;
 pub mod hdr_log;
@@ -57,6 +58,9 @@ pub struct Report {
     /// Time the run spent paused by control, seconds (not part of the schedule).
     pub paused_s: f64,
     pub verification: Option<Verification>,
+    /// The ceiling search's steps and result, when the report is one's (`find_ceiling`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<ceiling::Ceiling>,
     pub slo: Vec<slo::SloResult>,
     pub aborted: Option<String>,
     /// The run's outcome: pass or fail, the exit code, and why.
@@ -92,6 +96,9 @@ pub struct TargetInfo {
 
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Summary {
+    /// The highest rate the target sustained, when this is a ceiling search's report.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ceiling_eps: Option<f64>,
     pub target_eps: f64,
     pub achieved_eps: f64,
     pub eps_ratio: f64,
@@ -137,6 +144,11 @@ pub struct Summary {
     /// Time spent rendering and framing batches, summed over worker threads (Rally's
     /// processing time beside service time).
     pub processing_ms: f64,
+    /// CPU time the worker threads used (user and system, all threads), after the warm-up.
+    pub worker_cpu_ms: f64,
+    /// That CPU time over the worker threads' wall time after the warm-up (0..1): near 1, the
+    /// generator itself is the limit.
+    pub worker_cpu_share: f64,
     /// Time due batches waited for a free connection (every one had a request in flight).
     pub wait_for_target_ms: f64,
     /// Time due batches waited because no connection was open.
@@ -382,6 +394,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
     let judged = c.events_accepted + c.events_failed;
     let shortfall_events = (r.target_events as u64).saturating_sub(c.events_sent);
     let summary = Summary {
+        ceiling_eps: None,
         target_eps,
         achieved_eps,
         eps_ratio: if target_eps > 0.0 {
@@ -397,6 +410,15 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         gb_per_day: per_s(c.bytes_sent as f64) * 86_400.0 / 1e9,
         shortfall_by: shortfall_by(shortfall_events, c, r.threads, r.window),
         processing_ms: c.processing_ns as f64 / 1e6,
+        worker_cpu_ms: c.cpu_ns as f64 / 1e6,
+        worker_cpu_share: {
+            let wall = r.duration.saturating_sub(r.warmup).as_nanos() as f64 * r.threads as f64;
+            if wall > 0.0 {
+                (c.cpu_ns as f64 / wall).min(1.0)
+            } else {
+                0.0
+            }
+        },
         wait_for_target_ms: c.wait_for_target_ns as f64 / 1e6,
         target_down_ms: c.target_down_ns as f64 / 1e6,
         held_by_cap_ms: c.held_by_cap_ns as f64 / 1e6,
@@ -517,6 +539,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         control: r.control.clone(),
         paused_s: r.paused.as_secs_f64(),
         verification: cx.verification,
+        ceiling: None,
         slo: Vec::new(),
         aborted: r.abort.as_ref().map(|a| a.to_string()),
         verdict: Verdict::default(),

@@ -60,6 +60,9 @@ pub fn render_with(r: &Report, timeline: Timeline) -> String {
     statuses(&mut o, r);
     stored(&mut o, r);
     timeline_rows(&mut o, &r.timeline, timeline);
+    if let Some(c) = &r.ceiling {
+        crate::report::ceiling::text(&mut o, c);
+    }
     slo_table(&mut o, &r.slo);
     verdict(&mut o, r);
     o
@@ -250,6 +253,14 @@ fn problems(o: &mut String, s: &Summary) {
         .collect();
     if !parts.is_empty() {
         let _ = writeln!(o, "time     {}", parts.join(", "));
+    }
+    if s.worker_cpu_ms > 0.0 {
+        let _ = writeln!(
+            o,
+            "cpu      workers {:.1} ms, {:.0} % of their time",
+            s.worker_cpu_ms,
+            s.worker_cpu_share * 100.0
+        );
     }
 }
 

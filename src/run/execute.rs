@@ -276,13 +276,13 @@ fn stored_of(st: &SinkStats, run_id: &str, accepted: u64) -> Stored {
     }
 }
 
-fn write_report(path: &Path, rep: &Report) -> std::io::Result<()> {
+pub(crate) fn write_report(path: &Path, rep: &Report) -> std::io::Result<()> {
     let json = serde_json::to_string_pretty(rep).map_err(std::io::Error::other)?;
     write_file(path, &format!("{json}\n"))
 }
 
 /// Writes `text` to `path`, creating its directory.
-fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
+pub(crate) fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }

@@ -17,6 +17,7 @@
 //! let outcome = handle.wait();                  // report, exit code, reasons
 //! ```
 
+pub mod ceiling;
 pub mod error;
 mod execute;
 pub mod plan;

@@ -571,6 +571,7 @@ mod tests {
             stop: crate::config::schema::Stop::default(),
             warmup: crate::config::units::Dur::default(),
             find_ceiling: false,
+            ceiling: None,
             workers: None,
         };
         assert!(profile(&w).is_err());

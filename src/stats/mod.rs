@@ -58,6 +58,8 @@ pub struct Counters {
     pub events_accepted_in_drain: u64,
     /// Time spent rendering and framing batches (the generator's processing time), ns.
     pub processing_ns: u64,
+    /// CPU time the worker thread used (user and system), ns.
+    pub cpu_ns: u64,
     /// Time a due batch waited because every open connection had a request in flight (the
     /// target holds the run back), ns.
     pub wait_for_target_ns: u64,
@@ -106,6 +108,7 @@ impl Default for Counters {
             ack_poll_failures: 0,
             events_accepted_in_drain: 0,
             processing_ns: 0,
+            cpu_ns: 0,
             wait_for_target_ns: 0,
             target_down_ns: 0,
             held_by_cap_ns: 0,
@@ -149,6 +152,7 @@ impl Counters {
         self.ack_poll_failures += o.ack_poll_failures;
         self.events_accepted_in_drain += o.events_accepted_in_drain;
         self.processing_ns += o.processing_ns;
+        self.cpu_ns += o.cpu_ns;
         self.wait_for_target_ns += o.wait_for_target_ns;
         self.target_down_ns += o.target_down_ns;
         self.held_by_cap_ns += o.held_by_cap_ns;

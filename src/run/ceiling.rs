@@ -1,0 +1,800 @@
+//! The ceiling search (`workload.find_ceiling: true`, `probe --ceiling`): the highest rate the
+//! target sustains, found the way a capacity planner would by hand. Each step is its own
+//! steady run through the run library (warm-up + hold, fresh connections, its own run id), so
+//! a failed step's backlog never leaks into the next; the search steps up geometrically until
+//! a step fails (down, when even the first fails), then bisects between the last good and the
+//! first bad rate until the gap is within the precision. While a step runs, an observer stops
+//! it once it can no longer pass (its backlog is past what the latency limit allows).
+//!
+//! A step is sustained when achieved ≥ 99 % of the schedule over the hold (answers that came
+//! in the drain after it left out), the step's SLO rows hold (the config's `slo`, with `max_p99_ms` 2000 unless it says otherwise, and the
+//! fail-closed defaults), the backlog does not grow and nothing accepted was lost. Refusals
+//! (429/503) retried in time do not fail a step by themselves — the retries' latency does. A step that
+//! is not says whose limit it hit: the target (refusals, errors, latency, every connection
+//! waiting), the target down, the request cap, or the generator — and a limit that is ours is
+//! never reported as the collector's. `Search` is the pure stepping rule; `judge` reads one
+//! step's report; `find` drives runs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use crate::config::schema::{CeilingSettings, Config, Workload};
+use crate::config::secrets::Store;
+use crate::exit::Exit;
+use crate::pack::Catalog;
+use crate::report::Report;
+use crate::report::ceiling::{Ceiling, Phase, StepRow};
+use crate::run::execute;
+use crate::run::{Control, Observer, Overrides, Run, RunOutcome, SetupError, Snapshot, plan};
+use crate::stats::snapshot::RunState;
+
+/// A step holds when it achieves at least this share of its schedule.
+pub const MIN_EPS_RATIO: f64 = 0.99;
+/// Worker threads this busy (CPU time over wall time) are the limit themselves.
+pub const CPU_SATURATED: f64 = 0.9;
+/// The intended-latency p99 limit when the config's `slo` sets none (Signalith's S1).
+pub const DEFAULT_P99_MS: f64 = 2000.0;
+
+/// How the search steps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    pub start_eps: f64,
+    pub max_eps: f64,
+    pub min_eps: f64,
+    pub growth: f64,
+    pub precision: f64,
+    pub hold: Duration,
+    pub warmup: Duration,
+    pub max_steps: u32,
+}
+
+impl Params {
+    /// The full search: `workload.ceiling` over the defaults (start at `workload.eps` or
+    /// 1000, double each step up, 5 %, 10 s judged after 2 s, at most 20 steps).
+    pub fn of(w: &Workload) -> Params {
+        Params::with(
+            w,
+            Params {
+                start_eps: 1000.0,
+                max_eps: 10_000_000.0,
+                min_eps: 0.0,
+                growth: 2.0,
+                precision: 0.05,
+                hold: Duration::from_secs(10),
+                warmup: Duration::from_secs(2),
+                max_steps: 20,
+            },
+        )
+    }
+
+    /// The short search `probe --ceiling` runs: 10 %, 3 s judged after 1 s, at most 10 steps,
+    /// unless `workload.ceiling` says otherwise.
+    pub fn short(w: &Workload) -> Params {
+        Params::with(
+            w,
+            Params {
+                start_eps: 1000.0,
+                max_eps: 10_000_000.0,
+                min_eps: 0.0,
+                growth: 2.0,
+                precision: 0.10,
+                hold: Duration::from_secs(3),
+                warmup: Duration::from_secs(1),
+                max_steps: 10,
+            },
+        )
+    }
+
+    fn with(w: &Workload, d: Params) -> Params {
+        let c = w.ceiling.clone().unwrap_or_default();
+        let CeilingSettings {
+            start_eps,
+            max_eps,
+            min_eps,
+            growth,
+            precision,
+            hold,
+            warmup,
+            max_steps,
+        } = c;
+        let start = start_eps.or(w.eps).unwrap_or(d.start_eps);
+        let max = max_eps.unwrap_or(d.max_eps).max(start);
+        Params {
+            start_eps: start,
+            max_eps: max,
+            min_eps: min_eps.unwrap_or((start / 100.0).max(1.0)).min(start),
+            growth: growth.unwrap_or(d.growth),
+            precision: precision.unwrap_or(d.precision),
+            hold: hold.map_or(d.hold, |h| h.0),
+            warmup: warmup.map_or(d.warmup, |h| h.0),
+            max_steps: max_steps.unwrap_or(d.max_steps),
+        }
+    }
+}
+
+/// The stepping rule, apart from any run: what to try next given what held so far.
+#[derive(Clone, Debug)]
+pub struct Search {
+    p: Params,
+    /// The highest rate sustained and the lowest not, so far.
+    good: Option<f64>,
+    bad: Option<f64>,
+    steps: u32,
+}
+
+/// Why the search ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// The gap between good and bad is within the precision.
+    Precise,
+    /// Every step held up to `max_eps`.
+    MaxEps,
+    /// Not even `min_eps` held.
+    MinEps,
+    /// `max_steps` were used up first.
+    MaxSteps,
+}
+
+impl Search {
+    pub fn new(p: Params) -> Search {
+        Search {
+            p,
+            good: None,
+            bad: None,
+            steps: 0,
+        }
+    }
+
+    /// The next rate to try, or why the search is over.
+    pub fn next(&self) -> Result<(f64, Phase), End> {
+        let p = &self.p;
+        let next = match (self.good, self.bad) {
+            (None, None) => (p.start_eps, Phase::Up),
+            (Some(g), None) if g >= p.max_eps => return Err(End::MaxEps),
+            (Some(g), None) => ((g * p.growth).min(p.max_eps), Phase::Up),
+            (None, Some(b)) if b <= p.min_eps => return Err(End::MinEps),
+            (None, Some(b)) => ((b / p.growth).max(p.min_eps), Phase::Down),
+            (Some(g), Some(b)) if (b - g) <= g * p.precision => return Err(End::Precise),
+            (Some(g), Some(b)) => ((g + b) / 2.0, Phase::Bisect),
+        };
+        if self.steps >= p.max_steps {
+            return Err(End::MaxSteps);
+        }
+        let eps = round_rate(next.0);
+        if Some(eps) == self.good || Some(eps) == self.bad {
+            // The gap is narrower than rates are rounded to.
+            return Err(End::Precise);
+        }
+        Ok((eps, next.1))
+    }
+
+    /// Records how a step at `eps` went.
+    pub fn record(&mut self, eps: f64, sustained: bool) {
+        self.steps += 1;
+        if sustained {
+            self.good = Some(self.good.map_or(eps, |g| g.max(eps)));
+        } else {
+            self.bad = Some(self.bad.map_or(eps, |b| b.min(eps)));
+        }
+    }
+
+    pub fn good(&self) -> Option<f64> {
+        self.good
+    }
+
+    pub fn bad(&self) -> Option<f64> {
+        self.bad
+    }
+}
+
+/// Rates are whole events per second (three significant digits above 1000).
+fn round_rate(eps: f64) -> f64 {
+    if eps < 1000.0 {
+        eps.round().max(1.0)
+    } else {
+        let scale = 10f64.powi(eps.log10().floor() as i32 - 2);
+        (eps / scale).round() * scale
+    }
+}
+
+/// What one step's run came to, beside its report.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepFacts {
+    /// The search stopped the step before the end of its hold.
+    pub stopped_early: bool,
+    /// The step's intended-latency p99 limit, ms.
+    pub p99_limit_ms: f64,
+    pub hold_s: f64,
+    pub batch_events: usize,
+    pub connections: usize,
+}
+
+/// Judges one step from its report: sustained or not, and if not, whose limit and why.
+pub fn judge(n: u32, phase: Phase, rep: &Report, f: StepFacts) -> StepRow {
+    let s = &rep.summary;
+    let count = |m: &std::collections::BTreeMap<String, u64>, k: &str| m.get(k).copied();
+    let refused = count(&rep.status, "429").unwrap_or(0)
+        + count(&rep.status, "503").unwrap_or(0)
+        + count(&rep.hec_codes, "9").unwrap_or(0);
+    let errors =
+        s.batches_failed + s.connect_errors + s.connection_resets + s.timeouts + s.protocol_errors;
+    let lat = &rep.latency_ms;
+    let hold_rows: Vec<_> = rep
+        .timeline
+        .iter()
+        .filter(|r| f64::from(r.t) >= s.warmup_s)
+        .collect();
+    let backlog_end = hold_rows.last().map_or(0, |r| r.backlog_events);
+    // Achieved over the hold itself: events answered in the drain came after it.
+    let achieved_eps = if s.window_s > 0.0 {
+        (s.events_accepted - s.events_accepted_in_drain) as f64 / s.window_s
+    } else {
+        0.0
+    };
+    let eps_ratio = if s.target_eps > 0.0 {
+        achieved_eps / s.target_eps
+    } else {
+        0.0
+    };
+    let mut why = Vec::new();
+    let lost = rep
+        .verification
+        .as_ref()
+        .map_or(0, |v| v.lost_events + v.duplicates);
+    if lost > 0 {
+        why.push(format!("the store lost or doubled {lost} accepted events"));
+    }
+    if s.events_failed > 0 {
+        why.push(format!("{} events failed", s.events_failed));
+    }
+    if eps_ratio < MIN_EPS_RATIO {
+        why.push(format!(
+            "achieved {:.1} % of the schedule, below {:.0} %",
+            eps_ratio * 100.0,
+            MIN_EPS_RATIO * 100.0
+        ));
+    }
+    if lat.intended.count > 0 && lat.intended.p99 > f.p99_limit_ms {
+        why.push(format!(
+            "p99 {:.0} ms over {:.0} ms",
+            lat.intended.p99, f.p99_limit_ms
+        ));
+    }
+    if backlog_growing(&hold_rows, s.target_eps, f) {
+        why.push(format!(
+            "backlog growing ({backlog_end} events due and unsent)"
+        ));
+    }
+    if f.stopped_early {
+        why.push("stopped early: too far behind to pass".into());
+    }
+    for b in crate::report::slo::breaches(&rep.slo) {
+        let covered = matches!(b.name, "max_p99_ms" | "max_failed_events" | "min_eps_ratio");
+        if !covered {
+            why.push(format!(
+                "SLO {} (limit {}, actual {:.4})",
+                b.name,
+                b.limit,
+                b.actual.unwrap_or(0.0)
+            ));
+        }
+    }
+    let sustained = why.is_empty();
+    let limited_by = if sustained {
+        None
+    } else {
+        let (who, words) = whose(rep, refused, errors, f);
+        why.push(words);
+        Some(who)
+    };
+    StepRow {
+        step: n,
+        phase,
+        run_id: rep.run_id.clone(),
+        target_eps: s.target_eps,
+        achieved_eps,
+        eps_ratio,
+        p50_ms: lat.intended.p50,
+        p99_ms: lat.intended.p99,
+        service_p99_ms: lat.service.p99,
+        events_failed: s.events_failed,
+        errors,
+        refused,
+        backlog_events: backlog_end,
+        lag_ms_max: s.lag_ms_max,
+        worker_cpu_share: s.worker_cpu_share,
+        sustained,
+        limited_by,
+        why,
+        stopped_early: f.stopped_early,
+    }
+}
+
+/// The backlog at the end of the hold is past what a healthy run carries (half a second of
+/// events, or every connection's batch twice over) and larger than at its start.
+fn backlog_growing(rows: &[&crate::report::SecondRow], eps: f64, f: StepFacts) -> bool {
+    let (Some(first), Some(last)) = (rows.first(), rows.last()) else {
+        return false;
+    };
+    let allowance = (eps * 0.5).max((2 * f.batch_events * f.connections.max(1)) as f64);
+    last.backlog_events as f64 > allowance && last.backlog_events > first.backlog_events
+}
+
+/// Whose limit a failed step hit, and the evidence in words: the target's answers first
+/// (refusals, errors, slow answers), then where due batches waited (every connection busy,
+/// none open, the request cap); what is left is the generator's — its CPU, or batches
+/// leaving late while the target answered quickly.
+fn whose(rep: &Report, refused: u64, errors: u64, f: StepFacts) -> (&'static str, String) {
+    let s = &rep.summary;
+    let svc = &rep.latency_ms.service;
+    if s.connect_errors > 0 && s.events_accepted == 0 {
+        return ("target down", "the target could not be reached".into());
+    }
+    if let Some(v) = rep.verification.as_ref().filter(|v| v.lost_events > 0) {
+        return (
+            "target",
+            format!("the target lost {} accepted events", v.lost_events),
+        );
+    }
+    if refused > 0 {
+        return (
+            "target",
+            format!("the target refused {refused} requests (429/503)"),
+        );
+    }
+    if errors > 0 {
+        return (
+            "target",
+            format!(
+                "the target: {errors} errors ({} failed batches, {} connect errors, {} resets, {} timeouts)",
+                s.batches_failed, s.connect_errors, s.connection_resets, s.timeouts
+            ),
+        );
+    }
+    if svc.count > 0 && svc.p99 > f.p99_limit_ms {
+        return (
+            "target",
+            format!(
+                "the target answered slowly: service p99 {:.0} ms over {:.0} ms",
+                svc.p99, f.p99_limit_ms
+            ),
+        );
+    }
+    let waited = |who: &'static str| -> (&'static str, String) {
+        let words = match who {
+            "target down" => format!(
+                "no connection open for {:.0} ms of due batches",
+                s.target_down_ms
+            ),
+            "request cap" => format!(
+                "limits.max_requests_per_sec held due batches back for {:.0} ms",
+                s.held_by_cap_ms
+            ),
+            _ => format!(
+                "the target: all {} connections waiting for answers (service p99 {:.1} ms)",
+                f.connections, svc.p99
+            ),
+        };
+        (who, words)
+    };
+    let generator = || {
+        if s.worker_cpu_share >= CPU_SATURATED {
+            (
+                "generator",
+                format!(
+                    "the generator: worker CPU {:.0} % busy",
+                    s.worker_cpu_share * 100.0
+                ),
+            )
+        } else {
+            (
+                "generator",
+                format!(
+                    "the generator: batches left late (lag max {:.0} ms) while the target answered in {:.1} ms (service p99)",
+                    s.lag_ms_max, svc.p99
+                ),
+            )
+        }
+    };
+    if s.worker_cpu_share >= CPU_SATURATED {
+        // Our threads had no time to spare: whatever else waited, the limit is ours.
+        return generator();
+    }
+    match s.shortfall_by {
+        who @ ("target" | "target down" | "request cap") => waited(who),
+        "generator" if s.wait_for_target_ms > s.processing_ms => waited("target"),
+        "generator" => generator(),
+        // Every due event was sent: what fell short was the answers.
+        _ if s.events_accepted_in_drain > 0 || s.lag_ms_max < f.p99_limit_ms / 2.0 => (
+            "target",
+            format!(
+                "the target answered late: {} events accepted only after the hold (service p99 {:.1} ms)",
+                s.events_accepted_in_drain, svc.p99
+            ),
+        ),
+        _ => generator(),
+    }
+}
+
+/// Runs the search for `cfg` (the steps take its target, source, batch settings, limits and
+/// SLOs; `ov` its threads, connections and seed). `observers` makes each step's observers
+/// (e.g. the terminal line); `on_step` hears each step as it is judged. The outcome's report
+/// is the ceiling step's (the last step's when none held), with `ceiling` filled in.
+pub fn find(
+    cfg: Config,
+    p: &Params,
+    ov: &Overrides,
+    catalog: &Catalog,
+    store: &Store,
+    observers: &mut dyn FnMut() -> Vec<Box<dyn Observer>>,
+    on_step: &mut dyn FnMut(&StepRow),
+) -> Result<RunOutcome, SetupError> {
+    refuse_single_run_outputs(&cfg, ov)?;
+    let mut search = Search::new(p.clone());
+    let mut rows: Vec<StepRow> = Vec::new();
+    let mut best: Option<RunOutcome> = None;
+    let mut last: Option<RunOutcome> = None;
+    let mut fatal: Option<(Exit, String)> = None;
+    let end = loop {
+        let (eps, phase) = match search.next() {
+            Ok(next) => next,
+            Err(end) => break end,
+        };
+        let n = rows.len() as u32 + 1;
+        let (outcome, facts) = run_step(&cfg, p, ov, catalog, store, eps, n, observers)?;
+        let row = judge(n, phase, &outcome.report, facts);
+        on_step(&row);
+        search.record(eps, row.sustained);
+        match outcome.exit {
+            Exit::AuthFailed => fatal = Some((Exit::AuthFailed, outcome.reasons.join("; "))),
+            Exit::Aborted if !facts.stopped_early => {
+                fatal = Some((Exit::Aborted, outcome.reasons.join("; ")))
+            }
+            _ => {}
+        }
+        let sustained = row.sustained;
+        rows.push(row);
+        if sustained
+            && best
+                .as_ref()
+                .is_none_or(|b| b.report.summary.target_eps < eps)
+        {
+            best = Some(outcome);
+        } else {
+            last = Some(outcome);
+        }
+        if fatal.is_some() {
+            break End::MaxSteps;
+        }
+    };
+    let ceiling = summarise(&search, p, end, rows);
+    let mut outcome = best
+        .or(last)
+        .ok_or_else(|| SetupError::invalid("workload.ceiling: the search ran no step"))?;
+    let (exit, reasons) = match fatal {
+        Some((exit, why)) => (exit, vec![why]),
+        None => verdict(&ceiling),
+    };
+    finish(&mut outcome, ceiling, exit, reasons, &cfg);
+    Ok(outcome)
+}
+
+/// A search writes one report; outputs that follow a single run have no place in it.
+fn refuse_single_run_outputs(cfg: &Config, ov: &Overrides) -> Result<(), SetupError> {
+    let o = &cfg.observability;
+    let mut msgs = Vec::new();
+    if o.hdr_log.is_some() {
+        msgs.push("observability.hdr_log: a ceiling search is many runs; the HDR log records one (leave it out, or run a steady profile at the ceiling)".to_string());
+    }
+    if o.dashboard || o.prometheus.is_some() || ov.status.is_some() || ov.prometheus.is_some() {
+        msgs.push("observability: the status page and /metrics follow one run; a ceiling search prints each step as it is judged instead (leave dashboard and prometheus out)".to_string());
+    }
+    if ov.duration.is_some() || ov.total.is_some() {
+        msgs.push("--duration/--total: a ceiling search runs each step for workload.ceiling.warmup + hold".to_string());
+    }
+    if msgs.is_empty() {
+        Ok(())
+    } else {
+        Err(SetupError::Invalid(msgs))
+    }
+}
+
+/// One step: a steady run at `eps` for warm-up + hold, stopped early once it cannot pass.
+#[allow(clippy::too_many_arguments)]
+fn run_step(
+    cfg: &Config,
+    p: &Params,
+    ov: &Overrides,
+    catalog: &Catalog,
+    store: &Store,
+    eps: f64,
+    n: u32,
+    observers: &mut dyn FnMut() -> Vec<Box<dyn Observer>>,
+) -> Result<(RunOutcome, StepFacts), SetupError> {
+    let mut c = cfg.clone();
+    c.workload.find_ceiling = false;
+    c.workload.warmup = crate::config::units::Dur(p.warmup);
+    c.observability.report = None;
+    c.observability.csv = None;
+    let p99_limit_ms = *c.slo.max_p99_ms.get_or_insert(DEFAULT_P99_MS);
+    let step_ov = Overrides {
+        eps: Some(eps),
+        duration: Some(p.warmup + p.hold),
+        total: None,
+        ..ov.clone()
+    };
+    let mut plan = plan(c, &step_ov, catalog, store)?;
+    plan.run_id = format!("{}-c{n:02}", plan.run_id);
+    let facts = StepFacts {
+        stopped_early: false,
+        p99_limit_ms,
+        hold_s: p.hold.as_secs_f64(),
+        batch_events: plan.batch_events,
+        connections: plan.connections.max(plan.threads),
+    };
+    let run = Run::new(plan);
+    let stopped = Arc::new(AtomicBool::new(false));
+    let mut obs = observers();
+    obs.push(Box::new(Hopeless {
+        control: run.control(),
+        stopped: stopped.clone(),
+        eps,
+        after_s: p.warmup.as_secs_f64() + 1.0,
+        limit_s: p99_limit_ms / 1000.0 + 1.0,
+    }));
+    let outcome = run.start(obs)?.wait()?;
+    Ok((
+        outcome,
+        StepFacts {
+            stopped_early: stopped.load(Ordering::Relaxed),
+            ..facts
+        },
+    ))
+}
+
+/// Stops a step whose backlog is past what its latency limit allows: every event due now
+/// would already be later than the limit when sent, so the step cannot pass.
+struct Hopeless {
+    control: Control,
+    stopped: Arc<AtomicBool>,
+    eps: f64,
+    after_s: f64,
+    limit_s: f64,
+}
+
+impl Observer for Hopeless {
+    fn on_snapshot(&mut self, s: &Snapshot) {
+        if s.state != RunState::Running || s.elapsed_s < self.after_s {
+            return;
+        }
+        if s.backlog_events as f64 > self.eps * self.limit_s
+            && !self.stopped.swap(true, Ordering::Relaxed)
+        {
+            let _ = self.control.stop();
+        }
+    }
+}
+
+/// The search's result from its steps.
+fn summarise(search: &Search, p: &Params, end: End, steps: Vec<StepRow>) -> Ceiling {
+    let ceiling_eps = search.good();
+    let first_failed_eps = search.bad();
+    let failing = first_failed_eps.and_then(|b| {
+        steps.iter().filter(|s| !s.sustained).min_by(|a, b2| {
+            (a.target_eps - b)
+                .abs()
+                .partial_cmp(&(b2.target_eps - b).abs())
+                .unwrap_or(std::cmp::Ordering::Equal)
+        })
+    });
+    let (limited_by, detail) = match (end, failing) {
+        (End::MaxEps, _) => (
+            "max_eps",
+            format!("workload.ceiling.max_eps is {:.0}", p.max_eps),
+        ),
+        (End::MaxSteps, Some(f)) if !gap_ok(search, p) => (
+            "max_steps",
+            format!(
+                "{} steps used before the gap closed to {:.0} %; the last failure: {}",
+                steps.len(),
+                p.precision * 100.0,
+                f.why.last().cloned().unwrap_or_default()
+            ),
+        ),
+        (_, Some(f)) => (
+            f.limited_by.unwrap_or("target"),
+            f.why.last().cloned().unwrap_or_default(),
+        ),
+        (_, None) => ("max_steps", format!("{} steps used", steps.len())),
+    };
+    Ceiling {
+        ceiling_eps,
+        first_failed_eps,
+        precision: p.precision,
+        gap: match (ceiling_eps, first_failed_eps) {
+            (Some(g), Some(b)) if g > 0.0 => Some((b - g) / g),
+            _ => None,
+        },
+        limited_by,
+        detail,
+        hold_s: p.hold.as_secs_f64(),
+        warmup_s: p.warmup.as_secs_f64(),
+        steps,
+    }
+}
+
+fn gap_ok(search: &Search, p: &Params) -> bool {
+    matches!((search.good(), search.bad()), (Some(g), Some(b)) if b - g <= g * p.precision)
+}
+
+/// The search's exit code: 0 when it found the target's ceiling to the precision (or every
+/// step held up to `max_eps`); 5 when a store lost accepted events; 3 when the limit found is
+/// not the target's, or no rate held, or the steps ran out first.
+pub fn verdict(c: &Ceiling) -> (Exit, Vec<String>) {
+    let lost: u64 = c
+        .steps
+        .iter()
+        .filter(|s| s.why.iter().any(|w| w.starts_with("the store lost")))
+        .count() as u64;
+    if lost > 0 {
+        return (
+            Exit::VerifyFailed,
+            vec![format!(
+                "verification: the store lost or doubled accepted events in {lost} step(s)"
+            )],
+        );
+    }
+    match (c.ceiling_eps, c.limited_by) {
+        (Some(_), "target" | "max_eps") => (Exit::Ok, Vec::new()),
+        (Some(_), "target down") => (
+            Exit::Aborted,
+            vec![format!(
+                "ceiling search: {}",
+                crate::report::ceiling::headline(c)
+            )],
+        ),
+        _ => (
+            Exit::SloBreach,
+            vec![format!(
+                "ceiling search: {}",
+                crate::report::ceiling::headline(c)
+            )],
+        ),
+    }
+}
+
+/// The outcome of the search: the chosen step's report with the search in it, its verdict,
+/// written where the config asks.
+fn finish(out: &mut RunOutcome, c: Ceiling, exit: Exit, reasons: Vec<String>, cfg: &Config) {
+    let rep = &mut out.report;
+    rep.summary.ceiling_eps = c.ceiling_eps;
+    let csv = crate::report::ceiling::csv(&c);
+    rep.ceiling = Some(c);
+    rep.config = serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null);
+    rep.verdict = crate::report::Verdict {
+        pass: exit == Exit::Ok,
+        exit_code: exit.code(),
+        reasons: reasons.clone(),
+    };
+    out.exit = exit;
+    out.reasons = reasons;
+    if let Some(path) = &cfg.observability.report
+        && let Err(e) = execute::write_report(std::path::Path::new(path), rep)
+    {
+        out.notes
+            .push(format!("cannot write the report to {path}: {e}"));
+    }
+    if let Some(path) = &cfg.observability.csv
+        && let Err(e) = execute::write_file(std::path::Path::new(path), &csv)
+    {
+        out.notes
+            .push(format!("cannot write the ceiling table CSV to {path}: {e}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params() -> Params {
+        Params {
+            start_eps: 1000.0,
+            max_eps: 1_000_000.0,
+            min_eps: 10.0,
+            growth: 2.0,
+            precision: 0.05,
+            hold: Duration::from_secs(10),
+            warmup: Duration::from_secs(2),
+            max_steps: 30,
+        }
+    }
+
+    /// Runs the stepping rule against a target that holds exactly up to `cap`.
+    fn against(p: Params, cap: f64) -> (Search, End, Vec<(f64, Phase)>) {
+        let mut s = Search::new(p);
+        let mut tried = Vec::new();
+        let end = loop {
+            match s.next() {
+                Ok((eps, phase)) => {
+                    tried.push((eps, phase));
+                    s.record(eps, eps <= cap);
+                }
+                Err(e) => break e,
+            }
+        };
+        (s, end, tried)
+    }
+
+    #[test]
+    fn steps_up_then_bisects_to_the_precision() {
+        let (s, end, tried) = against(params(), 3000.0);
+        assert_eq!(end, End::Precise);
+        let rates: Vec<f64> = tried.iter().map(|t| t.0).collect();
+        assert_eq!(&rates[..3], &[1000.0, 2000.0, 4000.0]);
+        assert!(tried[3..].iter().all(|t| t.1 == Phase::Bisect));
+        let (g, b) = (s.good().unwrap(), s.bad().unwrap());
+        assert!(g <= 3000.0 && b > 3000.0 && (b - g) <= g * 0.05, "{g} {b}");
+        assert!(g >= 3000.0 * 0.95, "{g}");
+    }
+
+    #[test]
+    fn steps_down_when_even_the_first_rate_fails() {
+        let (s, end, tried) = against(params(), 300.0);
+        assert_eq!(end, End::Precise);
+        assert_eq!(tried[1], (500.0, Phase::Down));
+        assert_eq!(tried[2], (250.0, Phase::Down));
+        let g = s.good().unwrap();
+        assert!((285.0..=300.0).contains(&g), "{g}");
+    }
+
+    #[test]
+    fn ends_at_the_bounds() {
+        let (s, end, _) = against(params(), 1e12);
+        assert_eq!(end, End::MaxEps);
+        assert_eq!(s.good(), Some(1_000_000.0));
+        let (s, end, _) = against(params(), 1.0);
+        assert_eq!(end, End::MinEps);
+        assert_eq!(s.good(), None);
+        let mut p = params();
+        p.max_steps = 4;
+        let (s, end, tried) = against(p, 3000.0);
+        assert_eq!((end, tried.len()), (End::MaxSteps, 4));
+        assert_eq!((s.good(), s.bad()), (Some(3000.0), Some(4000.0)));
+    }
+
+    #[test]
+    fn rates_are_rounded_to_three_digits() {
+        assert_eq!(round_rate(1234.5), 1230.0);
+        assert_eq!(round_rate(999.6), 1000.0);
+        assert_eq!(round_rate(0.2), 1.0);
+        assert_eq!(round_rate(3_456_789.0), 3_460_000.0);
+    }
+
+    #[test]
+    fn defaults_and_settings() {
+        let w = crate::config::schema::Workload {
+            profile: crate::config::schema::Profile::Steady,
+            eps: Some(500.0),
+            burst: None,
+            ramp: None,
+            steps: None,
+            stop: Default::default(),
+            warmup: Default::default(),
+            find_ceiling: true,
+            ceiling: Some(CeilingSettings {
+                precision: Some(0.1),
+                hold: Some(crate::config::units::Dur(Duration::from_secs(3))),
+                ..Default::default()
+            }),
+            workers: None,
+        };
+        let p = Params::of(&w);
+        assert_eq!(p.start_eps, 500.0);
+        assert_eq!(p.min_eps, 5.0);
+        assert_eq!(p.precision, 0.1);
+        assert_eq!(p.hold, Duration::from_secs(3));
+        assert_eq!(p.warmup, Duration::from_secs(2));
+        assert_eq!(Params::short(&w).max_steps, 10);
+    }
+}
