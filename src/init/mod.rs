@@ -80,6 +80,8 @@ pub struct Answers {
     pub hec_ack: bool,
     pub compression: Compression,
     pub source: String,
+    /// The source pack's own sourcetype (what HEC events carry unless told otherwise).
+    pub pack_sourcetype: Option<String>,
     pub profile: Profile,
     pub eps: f64,
     pub ramp_from: f64,
@@ -126,6 +128,7 @@ impl Answers {
             hec_ack: false,
             compression: Compression::None,
             source: "aws.cloudtrail".into(),
+            pack_sourcetype: None,
             profile: Profile::Steady,
             eps: 1000.0,
             ramp_from: 100.0,

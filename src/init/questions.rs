@@ -209,6 +209,11 @@ fn set_source(a: &mut Answers, t: &str, ctx: &Ctx) -> Result<(), String> {
         return Err(format!("no source pack {t:?}{hint}"));
     }
     a.source = t.to_string();
+    a.pack_sourcetype = ctx
+        .catalog
+        .find(t)
+        .and_then(|src| crate::pack::open(src).ok())
+        .map(|p| p.def.sourcetype);
     Ok(())
 }
 

@@ -7,7 +7,7 @@ use super::{Answers, StopBy, TokenFrom};
 use crate::config::schema::{Adapter, AuthScheme, HecEndpoint, Profile, SyslogFraming};
 use std::fmt::Write;
 
-/// The column comments start at, as in examples/*.yaml.
+/// The column comments start at, as in examples/*.yaml (16 further for longer lines).
 const COMMENT_COLUMN: usize = 32;
 
 /// The config text for `a`; `file` is where it will be written (named in the header).
@@ -44,7 +44,11 @@ impl Yaml {
         let _ = write!(self.out, "{:w$}{text}", "", w = indent * 2);
         if !comment.is_empty() {
             let width = self.out.len() - start;
-            let pad = COMMENT_COLUMN.saturating_sub(width).max(1);
+            let column = [COMMENT_COLUMN, COMMENT_COLUMN + 16]
+                .into_iter()
+                .find(|c| *c > width)
+                .unwrap_or(width + 1);
+            let pad = column - width;
             let _ = write!(self.out, "{:pad$}# {comment}", "");
         }
         self.out.push('\n');
@@ -273,9 +277,10 @@ fn hec(y: &mut Yaml, a: &Answers) {
         Some(i) => y.line(2, &format!("index: {}", scalar(i)), ""),
         None => y.knob(2, "index: main", "default: the token's index"),
     }
+    let st = a.pack_sourcetype.as_deref().unwrap_or("NAME");
     y.knob(
         2,
-        "sourcetype: aws:cloudtrail",
+        &format!("sourcetype: {}", scalar(st)),
         "default: the pack's sourcetype",
     );
     let ack = if a.hec_ack {
