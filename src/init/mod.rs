@@ -750,6 +750,22 @@ mod tests {
     }
 
     #[test]
+    fn a_token_file_others_can_read_is_refused_at_its_flag() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("token");
+        std::fs::write(&f, "x").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let path = f.to_str().unwrap();
+        let (flag, m) = flag_error(&[("--url", "http://127.0.0.1:1/"), ("--token-file", path)]);
+        assert_eq!(flag, "--token-file");
+        assert!(m.contains("chmod 600"), "{m}");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let text = from_flags(&[("--url", "http://127.0.0.1:1/"), ("--token-file", path)]).unwrap();
+        assert!(text.contains(&format!("token_file: {path}")), "{text}");
+    }
+
+    #[test]
     fn default_names_come_from_the_file() {
         assert_eq!(default_name("configs/lab-run.yaml"), "lab-run");
         assert_eq!(default_name("-"), "ingestbench");
