@@ -312,6 +312,34 @@ fn stdout_output_validates_too() {
 }
 
 #[test]
+fn warnings_are_shown_without_a_terminal_and_do_not_stop_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = init(
+        tmp.path(),
+        &[
+            "--non-interactive",
+            "--url",
+            "http://127.0.0.1:1/x",
+            "--token-env",
+            "INGESTBENCH_TEST_UNSET_T",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    assert!(
+        all(&o).contains("warning: target.auth.token_env (")
+            && all(&o).contains("INGESTBENCH_TEST_UNSET_T is not set now"),
+        "{}",
+        all(&o)
+    );
+    assert!(
+        all(&o).contains("before a run, set INGESTBENCH_TEST_UNSET_T to the token"),
+        "{}",
+        all(&o)
+    );
+    assert_valid(&tmp.path().join("ingestbench.yaml"));
+}
+
+#[test]
 fn a_bad_flag_is_named_and_exits_2() {
     let tmp = tempfile::tempdir().unwrap();
     let cases: &[(&[&str], &str)] = &[
@@ -331,7 +359,7 @@ fn a_bad_flag_is_named_and_exits_2() {
         (&["--token-env", "X"], "error: --token-env: applies only to"),
         (
             &["--url", "http://127.0.0.1:1/", "--auth", "basic"],
-            "error: --auth-username: is needed",
+            "error: --auth-username: needs a value",
         ),
         (
             &["--duration", "1m", "--total", "10"],

@@ -249,7 +249,7 @@ pub trait Asker {
 /// The answers given on the command line: `(flag, value)` pairs such as `("--eps", "500")`.
 pub type Given = Vec<(String, String)>;
 
-/// The answers, and the notes already told about them (so `finish` does not repeat them).
+/// The answers, and the notes already told to a person (so `finish` does not repeat them).
 pub struct Interview {
     pub answers: Answers,
     pub told: Vec<String>,
@@ -291,7 +291,7 @@ pub fn interview(
                 let Some(d) = q.default(&a, ctx) else {
                     return Err(InitError::Flag {
                         flag: q.flag.to_string(),
-                        message: format!("is needed ({})", q.prompt),
+                        message: format!("needs a value: {}", q.prompt),
                     });
                 };
                 q.answer(&mut a, &d, ctx)
@@ -301,12 +301,13 @@ pub fn interview(
                     })?
             }
         };
+        // Notes are told as they come to a person; without one, `finish` gives them all.
         if let Some(asker) = asker.as_deref_mut() {
             for n in &notes {
                 asker.tell(&format!("note: {n}"));
             }
+            told.extend(notes);
         }
-        told.extend(notes);
     }
     Ok(Interview { answers: a, told })
 }
@@ -635,7 +636,7 @@ mod tests {
             (f.as_str(), m.as_str()),
             (
                 "--auth-username",
-                "is needed (basic-auth username (the token is the password))"
+                "needs a value: basic-auth username (the token is the password)"
             )
         );
         let (f, m) = flag_error(&[("--url", "http://127.0.0.1:1/"), ("--auth", "splunk")]);

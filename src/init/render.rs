@@ -235,7 +235,7 @@ fn tls(y: &mut Yaml, a: &Answers) {
     }
     y.knob(
         2,
-        "server_name: collector.local",
+        "server_name: host.example",
         "SNI and the name checked, when not the url's host",
     );
 }
