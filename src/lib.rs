@@ -10,6 +10,7 @@ pub mod config;
 pub mod engine;
 pub mod exit;
 pub mod generate;
+pub mod init;
 pub mod net;
 pub mod pack;
 pub mod report;

@@ -2,6 +2,7 @@
 //! `run`, which returns the process exit code. Usage errors exit 2, `--help` exits 0.
 
 mod r#gen;
+mod init;
 mod run;
 mod secret;
 mod sink;
@@ -28,9 +29,12 @@ struct Top {
 
 #[derive(FromArgs)]
 #[argh(subcommand)]
+// Built once per process; `init`'s answer flags make it large, and argh cannot box a variant.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     Run(run::Args),
     Validate(validate::Args),
+    Init(init::Args),
     Gen(r#gen::Args),
     Sources(sources::Args),
     Sink(sink::Args),
@@ -66,6 +70,7 @@ pub fn run(args: &[String]) -> i32 {
     let code = match top.command {
         Command::Run(a) => run::run(a),
         Command::Validate(a) => validate::run(a),
+        Command::Init(a) => init::run(a),
         Command::Gen(a) => r#gen::run(a),
         Command::Sources(a) => sources::run(a),
         Command::Sink(a) => sink::run(a),

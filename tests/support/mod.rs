@@ -1,13 +1,14 @@
 //! Helpers shared by the end-to-end tests: the binary under test, output text, an
 //! `ingestbench sink` child process (stopped by its PID when dropped), and real peers
 //! (syslog-ng, rsyslog, nginx with TLS) in `peers`; a Prometheus server and the Python
-//! exposition parser in `prometheus`.
+//! exposition parser in `prometheus`; a child on a pseudo-terminal in `pty`.
 
 #![allow(dead_code)]
 
 pub mod browser;
 pub mod peers;
 pub mod prometheus;
+pub mod pty;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
