@@ -12,6 +12,7 @@ pub mod exit;
 pub mod generate;
 pub mod net;
 pub mod pack;
+pub mod probe;
 pub mod report;
 pub mod run;
 pub mod serve;

@@ -2,6 +2,7 @@
 //! `run`, which returns the process exit code. Usage errors exit 2, `--help` exits 0.
 
 mod r#gen;
+mod probe;
 mod run;
 mod secret;
 mod sink;
@@ -30,6 +31,7 @@ struct Top {
 #[argh(subcommand)]
 enum Command {
     Run(run::Args),
+    Probe(probe::Args),
     Validate(validate::Args),
     Gen(r#gen::Args),
     Sources(sources::Args),
@@ -65,6 +67,7 @@ pub fn run(args: &[String]) -> i32 {
     };
     let code = match top.command {
         Command::Run(a) => run::run(a),
+        Command::Probe(a) => probe::run(a),
         Command::Validate(a) => validate::run(a),
         Command::Gen(a) => r#gen::run(a),
         Command::Sources(a) => sources::run(a),
