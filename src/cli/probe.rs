@@ -126,11 +126,15 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
 
 fn url_target(a: &Args, url: &str) -> Result<UrlTarget, SetupError> {
     let adapter = match &a.adapter {
-        Some(s) => Some(Adapter::parse(s).map_err(|e| SetupError::invalid(format!("--adapter: {e}")))?),
+        Some(s) => {
+            Some(Adapter::parse(s).map_err(|e| SetupError::invalid(format!("--adapter: {e}")))?)
+        }
         None => None,
     };
     let auth = match &a.auth {
-        Some(s) => Some(AuthScheme::parse(s).map_err(|e| SetupError::invalid(format!("--auth: {e}")))?),
+        Some(s) => {
+            Some(AuthScheme::parse(s).map_err(|e| SetupError::invalid(format!("--auth: {e}")))?)
+        }
         None => None,
     };
     Ok(UrlTarget {

@@ -26,8 +26,12 @@ pub fn framing(ctx: &mut Ctx<'_>, left: Duration) -> Step {
     // A retried batch must not outlive the probe.
     cfg.target.retry.max_attempts = cfg.target.retry.max_attempts.min(3);
     cfg.target.retry.max_time = Dur(cfg.target.retry.max_time.0.min(left));
-    let mut plan = match run::plan(cfg, &batch_overrides(ctx.config.seed), ctx.catalog, ctx.store)
-    {
+    let mut plan = match run::plan(
+        cfg,
+        &batch_overrides(ctx.config.seed),
+        ctx.catalog,
+        ctx.store,
+    ) {
         Ok(p) => p,
         Err(e) => return Step::fail(NAME, e.to_string(), e.exit()),
     };
@@ -128,7 +132,9 @@ fn decoded(o: &RunOutcome, syslog: bool) -> Step {
             return step.failed(
                 format!(
                     "authentication failed: {}",
-                    o.reasons.join("; ").trim_start_matches("authentication failed: ")
+                    o.reasons
+                        .join("; ")
+                        .trim_start_matches("authentication failed: ")
                 ),
                 Exit::AuthFailed,
             );
@@ -151,7 +157,11 @@ fn decoded(o: &RunOutcome, syslog: bool) -> Step {
             format!(
                 "{} of {BATCH_EVENTS} events {}: {why} (a run counts such events failed, exit 3)",
                 BATCH_EVENTS - done,
-                if syslog { "not written" } else { "not accepted" },
+                if syslog {
+                    "not written"
+                } else {
+                    "not accepted"
+                },
             ),
             Exit::SloBreach,
         );
@@ -181,7 +191,9 @@ fn confirm(ctx: &Ctx<'_>, step: Step, expected: u64, left: Duration) -> Step {
             }
             _ => {
                 return step
-                    .line("stored: not confirmed: the target cannot be asked (syslog has no /stats)")
+                    .line(
+                        "stored: not confirmed: the target cannot be asked (syslog has no /stats)",
+                    )
                     .detail("stored", serde_json::Value::Null);
             }
         };
@@ -200,7 +212,9 @@ fn confirm(ctx: &Ctx<'_>, step: Step, expected: u64, left: Duration) -> Step {
         Ok(st) => st,
         Err(why) => {
             return step
-                .line(format!("stored: not confirmed: the target cannot be asked ({why})"))
+                .line(format!(
+                    "stored: not confirmed: the target cannot be asked ({why})"
+                ))
                 .detail("stored", serde_json::Value::Null);
         }
     };
@@ -243,8 +257,8 @@ fn sink_stats(http: &Http) -> Result<SinkStats, String> {
     if a.status != 200 {
         return Err(format!("GET /stats answered {}", a.status));
     }
-    let v: serde_json::Value = serde_json::from_slice(&a.body)
-        .map_err(|_| "GET /stats is not JSON".to_string())?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&a.body).map_err(|_| "GET /stats is not JSON".to_string())?;
     if !(v.get("runs").is_some_and(|r| r.is_object()) && v.get("events_received").is_some()) {
         return Err("GET /stats is not an ingestbench sink's".into());
     }

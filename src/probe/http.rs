@@ -78,7 +78,12 @@ impl Http {
         answer(r)
     }
 
-    pub fn post(&self, path: &str, headers: &[(String, String)], body: &[u8]) -> Result<Answer, String> {
+    pub fn post(
+        &self,
+        path: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Result<Answer, String> {
         let mut req = self.agent.post(format!("{}{path}", self.base));
         for (k, v) in headers {
             req = req.header(k.as_str(), v.as_str());

@@ -233,7 +233,7 @@ pub fn run(mut ctx: Ctx<'_>) -> Probe {
         let started = Instant::now();
         let mut s = step(&mut ctx, left);
         s.name = name;
-        s.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+        s.elapsed_ms = ms3(started.elapsed());
         done.push(s);
     }
     let mut probe = Probe {
@@ -241,7 +241,7 @@ pub fn run(mut ctx: Ctx<'_>) -> Probe {
         run_id: ctx.run_id.clone(),
         target: ctx.target_info(),
         timeout_s: ctx.opts.timeout.as_secs_f64(),
-        elapsed_ms: t0.elapsed().as_secs_f64() * 1e3,
+        elapsed_ms: ms3(t0.elapsed()),
         warnings: ctx.warnings.clone(),
         steps: done,
         verdict: ProbeVerdict {
@@ -271,6 +271,11 @@ pub fn cut_off(timeout: Duration) -> String {
         "cut off: the probe's time ({}) ran out (--timeout)",
         crate::config::units::Dur(timeout)
     )
+}
+
+/// Milliseconds to the microsecond, for `elapsed_ms`.
+fn ms3(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
 }
 
 /// Milliseconds with one decimal, for summaries.

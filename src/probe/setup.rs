@@ -323,7 +323,9 @@ mod tests {
         .unwrap();
         assert!(text.contains("url: \"http://127.0.0.1:8088/\""), "{text}");
         let l = crate::config::load_str(&text, &store, Some(&catalog));
-        let c = l.config.unwrap_or_else(|| panic!("{text}\n{:?}", l.diags.items));
+        let c = l
+            .config
+            .unwrap_or_else(|| panic!("{text}\n{:?}", l.diags.items));
         assert_eq!(c.target.adapter, Adapter::GenericHec);
         let a = c.target.auth.unwrap();
         assert_eq!(a.scheme, Some(AuthScheme::Splunk));
@@ -336,7 +338,9 @@ mod tests {
         })
         .unwrap();
         let l = crate::config::load_str(&text, &store, Some(&catalog));
-        let c = l.config.unwrap_or_else(|| panic!("{text}\n{:?}", l.diags.items));
+        let c = l
+            .config
+            .unwrap_or_else(|| panic!("{text}\n{:?}", l.diags.items));
         assert_eq!(c.source.id, "linux.syslog");
         assert_eq!(
             c.target.tls.unwrap().server_name.as_deref(),

@@ -99,10 +99,7 @@ mod tests {
         );
         assert!(lines[2].starts_with("FAIL  auth     authentication failed"));
         assert_eq!(lines[3], "        health: 200 code 17");
-        assert_eq!(
-            lines[4],
-            "SKIP  framing  not run: an earlier step failed"
-        );
+        assert_eq!(lines[4], "SKIP  framing  not run: an earlier step failed");
         assert_eq!(
             *lines.last().unwrap(),
             "FAIL  exit 4: auth: authentication failed: 403"

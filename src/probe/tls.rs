@@ -68,15 +68,23 @@ pub fn handshake(ctx: &mut Ctx<'_>, left: Duration) -> Step {
         return Step::fail(NAME, "no connection to start TLS on", Exit::Aborted);
     };
     let t0 = Instant::now();
-    let mut conn = match ClientConnection::new(client.config.clone(), client.server_name.clone())
-    {
+    let mut conn = match ClientConnection::new(client.config.clone(), client.server_name.clone()) {
         Ok(c) => c,
         Err(e) => return Step::fail(NAME, tls::describe(&e), Exit::Aborted),
     };
     if let Err(e) = drive(&mut conn, &mut tcp, left) {
         let why = words(&e, ctx.opts.timeout);
         let left = left.saturating_sub(t0.elapsed());
-        let step = Step::fail(NAME, why, Exit::Aborted).detail("sni", sni(&client));
+        let checked = checked_name(&client);
+        let step = Step::fail(NAME, why, Exit::Aborted)
+            .line(format!(
+                "name checked {checked}, SNI {}",
+                sni(&client)
+                    .as_deref()
+                    .unwrap_or("not sent (an IP address)")
+            ))
+            .detail("server_name", &checked)
+            .detail("sni", sni(&client));
         return match (ctx.addr, left.is_zero()) {
             (Some(addr), false) => with_display_chain(step, addr, &client, left),
             _ => step,
@@ -122,6 +130,7 @@ pub fn handshake(ctx: &mut Ctx<'_>, left: Duration) -> Step {
         .detail("cipher", &session.cipher)
         .detail("alpn", &session.alpn)
         .detail("sni", &session.sni)
+        .detail("server_name", checked_name(&client))
         .detail("verified", session.verified)
         .detail("chain", &chain);
     if !verify {
@@ -163,15 +172,22 @@ fn with_display_chain(step: Step, addr: SocketAddr, client: &TlsClient, left: Du
     let fetched = (|| -> io::Result<Vec<CertInfo>> {
         let mut tcp = TcpStream::connect_timeout(&addr, left)?;
         let shown = tls::without_verification(client);
-        let mut conn = ClientConnection::new(shown.config, shown.server_name)
-            .map_err(io::Error::other)?;
+        let mut conn =
+            ClientConnection::new(shown.config, shown.server_name).map_err(io::Error::other)?;
         drive(&mut conn, &mut tcp, left)?;
         Ok(chain_of(conn.peer_certificates().unwrap_or(&[])))
     })();
     match fetched {
-        Ok(chain) => describe_chain(step.line("the chain the server presents (fetched without verification, for display only):"), &chain)
-            .detail("chain", &chain),
-        Err(e) => step.line(format!("chain not shown: a second handshake failed too: {e}")),
+        Ok(chain) => describe_chain(
+            step.line(
+                "the chain the server presents (fetched without verification, for display only):",
+            ),
+            &chain,
+        )
+        .detail("chain", &chain),
+        Err(e) => step.line(format!(
+            "chain not shown: a second handshake failed too: {e}"
+        )),
     }
 }
 
@@ -200,13 +216,25 @@ pub fn expiry_warning(chain: &[CertInfo]) -> Option<String> {
         return None;
     }
     Some(if c.days_left < 0 {
-        format!("the certificate of {} expired on {}", c.subject, c.not_after)
+        format!(
+            "the certificate of {} expired on {}",
+            c.subject, c.not_after
+        )
     } else {
         format!(
             "the certificate of {} expires in {} days ({}), within {WARN_DAYS}",
             c.subject, c.days_left, c.not_after
         )
     })
+}
+
+/// The name the certificate is checked against.
+fn checked_name(c: &TlsClient) -> String {
+    match &c.server_name {
+        ServerName::DnsName(n) => n.as_ref().to_string(),
+        ServerName::IpAddress(ip) => std::net::IpAddr::from(*ip).to_string(),
+        other => format!("{other:?}"),
+    }
 }
 
 fn sni(c: &TlsClient) -> Option<String> {
@@ -283,9 +311,7 @@ fn ip_text(b: &[u8]) -> String {
 /// RFC 3339 UTC, seconds.
 fn time_text(secs: i64) -> String {
     match u64::try_from(secs) {
-        Ok(s) => {
-            humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(s)).to_string()
-        }
+        Ok(s) => humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(s)).to_string(),
         Err(_) => format!("{secs} s before 1970"),
     }
 }
@@ -309,7 +335,11 @@ mod tests {
     fn expiry_within_14_days_warns() {
         assert_eq!(expiry_warning(&[cert(400), cert(3000)]), None);
         assert_eq!(expiry_warning(&[cert(14)]), None);
-        assert!(expiry_warning(&[cert(400), cert(13)]).unwrap().contains("13 days"));
+        assert!(
+            expiry_warning(&[cert(400), cert(13)])
+                .unwrap()
+                .contains("13 days")
+        );
         assert!(expiry_warning(&[cert(-2)]).unwrap().contains("expired"));
         assert_eq!(expiry_warning(&[]), None);
     }
