@@ -16,7 +16,7 @@ use crate::probe::setup::{BATCH_EVENTS, batch_overrides};
 use crate::probe::{Ctx, Step, cut_off};
 use crate::report::Report;
 use crate::run::{self, Run, RunOutcome};
-use crate::sink::SinkStats;
+use crate::sink::{SinkHandle, SinkStats};
 
 const NAME: &str = "framing";
 
@@ -179,24 +179,21 @@ fn counts(m: &std::collections::BTreeMap<String, u64>, what: &str) -> String {
 /// Asks the store, where there is one to ask, for the batch's events by run id.
 fn confirm(ctx: &Ctx<'_>, step: Step, expected: u64, left: Duration) -> Step {
     let run_id = ctx.run_id.clone();
-    let (store, ask): (&str, Box<dyn Fn() -> Result<SinkStats, String> + '_>) =
-        match (&ctx.sink, &ctx.endpoint) {
-            (Some(h), _) => ("the built-in sink", Box::new(move || Ok(h.stats()))),
-            (None, Some(ep)) if !ctx.transport.is_syslog() => {
-                let http = Http::new(ep, ctx.plan.as_ref().and_then(|p| p.tls.as_ref()), left);
-                (
-                    "the target (an ingestbench sink)",
-                    Box::new(move || sink_stats(&http)),
-                )
-            }
-            _ => {
-                return step
-                    .line(
-                        "stored: not confirmed: the target cannot be asked (syslog has no /stats)",
-                    )
-                    .detail("stored", serde_json::Value::Null);
-            }
-        };
+    let asked = match (&ctx.sink, &ctx.endpoint) {
+        (Some(h), _) => Asked::Builtin(h),
+        (None, Some(ep)) if !ctx.transport.is_syslog() => Asked::Remote(Http::new(
+            ep,
+            ctx.plan.as_ref().and_then(|p| p.tls.as_ref()),
+            left,
+        )),
+        _ => {
+            return step
+                .line("stored: not confirmed: the target cannot be asked (syslog has no /stats)")
+                .detail("stored", serde_json::Value::Null);
+        }
+    };
+    let store = asked.name();
+    let ask = || asked.stats();
     // The sink counts a datagram or a stream message as it reads it: give it a moment.
     let deadline = Instant::now() + left.min(Duration::from_secs(2));
     let mut last = ask();
@@ -249,6 +246,29 @@ fn confirm(ctx: &Ctx<'_>, step: Step, expected: u64, left: Duration) -> Step {
         );
     }
     step
+}
+
+/// Who is asked what was stored.
+enum Asked<'a> {
+    Builtin(&'a SinkHandle),
+    /// Perhaps an `ingestbench sink`: its `GET /stats` tells.
+    Remote(Http),
+}
+
+impl Asked<'_> {
+    fn name(&self) -> &'static str {
+        match self {
+            Asked::Builtin(_) => "the built-in sink",
+            Asked::Remote(_) => "the target (an ingestbench sink)",
+        }
+    }
+
+    fn stats(&self) -> Result<SinkStats, String> {
+        match self {
+            Asked::Builtin(h) => Ok(h.stats()),
+            Asked::Remote(http) => sink_stats(http),
+        }
+    }
 }
 
 /// `GET /stats` as an `ingestbench sink` answers it, or why not.

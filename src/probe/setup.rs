@@ -315,21 +315,32 @@ mod tests {
     fn url_configs_load_and_quote_what_they_are_given() {
         let store = Store::new("/nonexistent/store".into());
         let catalog = Catalog::discover(None).unwrap();
+        // A value with quotes, a colon and braces stays one value: the config refuses it as
+        // a variable name, and nothing else.
+        let odd = url_config(&UrlTarget {
+            url: "http://127.0.0.1:8088/ingest".into(),
+            token_env: Some("TOK\"EN: {x}".into()),
+            ..UrlTarget::default()
+        })
+        .unwrap();
+        let l = crate::config::load_str(&odd, &store, Some(&catalog));
+        let errors: Vec<_> = l.diags.errors().collect();
+        assert_eq!(errors.len(), 1, "{odd}\n{:?}", l.diags.items);
+        assert_eq!(errors[0].path, "target.auth.token_env");
+        assert!(errors[0].message.contains("TOK\\\"EN: {x}"), "{}", errors[0].message);
         let text = url_config(&UrlTarget {
             url: "http://127.0.0.1:8088/services/collector/event?x=1".into(),
-            token_env: Some("TOK\"EN: {x}".into()),
+            token_env: Some("HEC_TOKEN".into()),
             ..UrlTarget::default()
         })
         .unwrap();
         assert!(text.contains("url: \"http://127.0.0.1:8088/\""), "{text}");
         let l = crate::config::load_str(&text, &store, Some(&catalog));
-        let c = l
-            .config
-            .unwrap_or_else(|| panic!("{text}\n{:?}", l.diags.items));
+        let c = l.config.unwrap_or_else(|| panic!("{text}\n{:?}", l.diags.items));
         assert_eq!(c.target.adapter, Adapter::GenericHec);
         let a = c.target.auth.unwrap();
         assert_eq!(a.scheme, Some(AuthScheme::Splunk));
-        assert_eq!(a.token_env.as_deref(), Some("TOK\"EN: {x}"));
+        assert_eq!(a.token_env.as_deref(), Some("HEC_TOKEN"));
         let text = url_config(&UrlTarget {
             url: "tls://127.0.0.1:6514".into(),
             ca_file: Some("/tmp/ca.pem".into()),
