@@ -448,3 +448,38 @@ fn flag_and_config_errors_exit_2() {
     );
     assert_eq!(code, Some(2), "{out}");
 }
+
+#[test]
+fn a_certificate_expiring_within_14_days_is_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let certs = Certs::make(tmp.path());
+    let d = &certs.dir;
+    let sh = format!(
+        "set -e; cd '{}'; openssl req -newkey rsa:2048 -nodes -keyout soon.key -out soon.csr -subj /CN=localhost 2>/dev/null; \
+         printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\n' > soon.ext; \
+         openssl x509 -req -in soon.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out soon.pem -extfile soon.ext -days 5 2>/dev/null",
+        d.display()
+    );
+    let o = std::process::Command::new("bash")
+        .args(["-c", &sh])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", all(&o));
+    let sink = https_sink(&certs, "soon", &[]);
+    let (code, v, out) = probe(
+        &[
+            "--url",
+            &format!("https://127.0.0.1:{}/ingest", sink.port),
+            "--ca-file",
+            certs.ca().to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(0), "a warning is not a failure: {out}");
+    let t = step(&v, "tls");
+    assert_eq!(t["verdict"], "warn", "{t}");
+    assert!(t["error"].as_str().unwrap().contains("expires in"), "{t}");
+    assert!(t["details"]["chain"][0]["days_left"].as_i64().unwrap() <= 5);
+    assert_eq!(t["details"]["sni"], Value::Null, "no SNI for an IP address");
+    assert_eq!(step(&v, "framing")["verdict"], "pass");
+}

@@ -327,7 +327,11 @@ mod tests {
         let errors: Vec<_> = l.diags.errors().collect();
         assert_eq!(errors.len(), 1, "{odd}\n{:?}", l.diags.items);
         assert_eq!(errors[0].path, "target.auth.token_env");
-        assert!(errors[0].message.contains("TOK\\\"EN: {x}"), "{}", errors[0].message);
+        assert!(
+            errors[0].message.contains("TOK\\\"EN: {x}"),
+            "{}",
+            errors[0].message
+        );
         let text = url_config(&UrlTarget {
             url: "http://127.0.0.1:8088/services/collector/event?x=1".into(),
             token_env: Some("HEC_TOKEN".into()),
@@ -336,7 +340,9 @@ mod tests {
         .unwrap();
         assert!(text.contains("url: \"http://127.0.0.1:8088/\""), "{text}");
         let l = crate::config::load_str(&text, &store, Some(&catalog));
-        let c = l.config.unwrap_or_else(|| panic!("{text}\n{:?}", l.diags.items));
+        let c = l
+            .config
+            .unwrap_or_else(|| panic!("{text}\n{:?}", l.diags.items));
         assert_eq!(c.target.adapter, Adapter::GenericHec);
         let a = c.target.auth.unwrap();
         assert_eq!(a.scheme, Some(AuthScheme::Splunk));
