@@ -71,9 +71,11 @@ pub struct Step {
     /// Why it failed, warned, or was skipped.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The exit code a failure gives.
+    /// The exit code a failure gives (`exit`, as a number).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
+    #[serde(skip)]
+    exit: Option<Exit>,
 }
 
 impl Step {
@@ -87,6 +89,7 @@ impl Step {
             lines: Vec::new(),
             error: None,
             exit_code: None,
+            exit: None,
         }
     }
 
@@ -105,8 +108,13 @@ impl Step {
         let error = error.into();
         let mut s = Step::new(name, Verdict::Fail, error.clone());
         s.error = Some(error);
-        s.exit_code = Some(exit.code());
+        s.set_exit(exit);
         s
+    }
+
+    fn set_exit(&mut self, exit: Exit) {
+        self.exit = Some(exit);
+        self.exit_code = Some(exit.code());
     }
 
     /// Turns a pass into a warning (a fail stays a fail).
@@ -129,7 +137,7 @@ impl Step {
         let error = error.into();
         self.verdict = Verdict::Fail;
         self.error = Some(error);
-        self.exit_code = Some(exit.code());
+        self.set_exit(exit);
         self
     }
 
@@ -146,17 +154,13 @@ impl Step {
         self
     }
 
-    fn exit(&self) -> Option<Exit> {
-        let code = self.exit_code?;
-        [
-            Exit::Invalid,
-            Exit::SloBreach,
-            Exit::AuthFailed,
-            Exit::VerifyFailed,
-            Exit::Aborted,
-        ]
-        .into_iter()
-        .find(|e| e.code() == code)
+    /// The exit code this step gives the probe: a failure's, else none.
+    pub fn exit(&self) -> Option<Exit> {
+        if self.verdict == Verdict::Fail {
+            self.exit
+        } else {
+            None
+        }
     }
 }
 
