@@ -203,6 +203,7 @@ pub struct ProbeVerdict {
 #[derive(Clone, Debug, Serialize)]
 pub struct Probe {
     pub schema: &'static str,
+    /// The run id the probe's events carry (empty when the name did not resolve at setup).
     pub run_id: String,
     pub target: TargetInfo,
     pub timeout_s: f64,

@@ -10,10 +10,15 @@ use crate::probe::{Probe, Verdict};
 pub fn render(p: &Probe) -> String {
     let mut o = String::new();
     let t = &p.target;
+    let run = if p.run_id.is_empty() {
+        String::new()
+    } else {
+        format!(", run {}", p.run_id)
+    };
     let _ = writeln!(
         o,
-        "ingestbench probe — {} {} ({}, {}), source {}, run {}",
-        t.adapter, t.url, t.address, t.transport, t.source, p.run_id
+        "ingestbench probe — {} {} ({}, {}), source {}{run}",
+        t.adapter, t.url, t.address, t.transport, t.source
     );
     for w in &p.warnings {
         let _ = writeln!(o, "warning  {w}");
