@@ -13,6 +13,7 @@ pub mod generate;
 pub mod init;
 pub mod net;
 pub mod pack;
+pub mod probe;
 pub mod report;
 pub mod run;
 pub mod serve;

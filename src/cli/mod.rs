@@ -3,6 +3,7 @@
 
 mod r#gen;
 mod init;
+mod probe;
 mod run;
 mod secret;
 mod sink;
@@ -33,6 +34,7 @@ struct Top {
 #[allow(clippy::large_enum_variant)]
 enum Command {
     Run(run::Args),
+    Probe(probe::Args),
     Validate(validate::Args),
     Init(init::Args),
     Gen(r#gen::Args),
@@ -69,6 +71,7 @@ pub fn run(args: &[String]) -> i32 {
     };
     let code = match top.command {
         Command::Run(a) => run::run(a),
+        Command::Probe(a) => probe::run(a),
         Command::Validate(a) => validate::run(a),
         Command::Init(a) => init::run(a),
         Command::Gen(a) => r#gen::run(a),

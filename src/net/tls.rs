@@ -95,6 +95,19 @@ pub fn client(tls: &TlsSettings, host: &str) -> Result<TlsClient, String> {
     })
 }
 
+/// The same client with certificate verification off: for showing a chain the real
+/// handshake refused (the probe's second handshake), never for sending.
+pub fn without_verification(c: &TlsClient) -> TlsClient {
+    let mut config = (*c.config).clone();
+    config
+        .dangerous()
+        .set_certificate_verifier(Arc::new(NoVerify(provider())));
+    TlsClient {
+        config: Arc::new(config),
+        server_name: c.server_name.clone(),
+    }
+}
+
 fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs: Result<Vec<_>, _> = CertificateDer::pem_file_iter(path)
         .map_err(|e| format!("{}: {e}", path.display()))?
