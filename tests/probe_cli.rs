@@ -483,3 +483,39 @@ fn a_certificate_expiring_within_14_days_is_a_warning() {
     assert_eq!(t["details"]["sni"], Value::Null, "no SNI for an IP address");
     assert_eq!(step(&v, "framing")["verdict"], "pass");
 }
+
+#[test]
+fn with_ceiling_the_probe_ends_with_a_short_search() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A search bounded by max_eps: two steps (200, then 400 eps), both held by the sink.
+    let yaml = "schema_version: \"1.0\"\ntarget:\n  adapter: lphc\n  url: builtin\n  batch: { max_events: 20 }\nsource: { id: aws.cloudtrail }\nworkload:\n  find_ceiling: true\n  ceiling: { start_eps: 200, max_eps: 400 }\n";
+    let cfg = write_config(tmp.path(), "c.yaml", yaml);
+    let (code, v, out) = probe(&["--config", &cfg, "--ceiling"], &[]);
+    assert_eq!(code, Some(0), "{out}");
+    let s = step(&v, "ceiling");
+    assert_eq!(s["verdict"], "pass", "{s:#}");
+    let c = &s["details"]["ceiling"];
+    assert_eq!(c["limited_by"], "max_eps", "{c:#}");
+    assert_eq!(c["ceiling_eps"].as_f64(), Some(400.0), "{c:#}");
+    assert_eq!(
+        c["hold_s"].as_f64(),
+        Some(3.0),
+        "the probe's search is the short one"
+    );
+    let rates: Vec<f64> = c["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["target_eps"].as_f64().unwrap())
+        .collect();
+    assert_eq!(rates, [200.0, 400.0]);
+    assert_eq!(s["lines"].as_array().unwrap().len(), 2, "{s:#}");
+    // Too little time for a search is said, not cut short silently.
+    let (code, v, out) = probe(&["--config", &cfg, "--ceiling", "--timeout", "8s"], &[]);
+    assert_eq!(code, Some(2), "{out}");
+    let s = step(&v, "ceiling");
+    assert!(
+        s["error"].as_str().unwrap().contains("needs at least"),
+        "{s:#}"
+    );
+}

@@ -23,6 +23,7 @@ use crate::run::{self, SetupError};
     example = "ingestbench probe --config examples/generic-hec.yaml",
     example = "ingestbench probe --url https://hec.example:8088 --adapter generic-hec --token-env HEC_TOKEN",
     example = "ingestbench probe --url tls://127.0.0.1:6514 --ca-file certs/ca.pem --output json",
+    example = "ingestbench probe --config my-collector.yaml --ceiling",
     note = "Exit codes: 0 every step passed (warnings allowed), 2 invalid config or flag, 3 the target refuses the events, 4 authentication failure, 5 the batch was not stored, 6 unreachable, TLS failure or out of time."
 )]
 pub struct Args {
@@ -55,9 +56,13 @@ pub struct Args {
     /// with --url: the TLS name to send (SNI) and check, when not the url's host
     #[argh(option)]
     server_name: Option<String>,
-    /// the whole probe's bound, e.g. 10s (default 30s)
-    #[argh(option, default = "String::from(\"30s\")")]
-    timeout: String,
+    /// the whole probe's bound, e.g. 10s (default 30s; 3m with --ceiling)
+    #[argh(option)]
+    timeout: Option<String>,
+    /// end with a short ceiling search (1 s warm-up + 3 s per step, 10 % precision; as many
+    /// steps as fit in the time left, at most 10)
+    #[argh(switch)]
+    ceiling: bool,
     /// output: text (default) or json
     #[argh(option, default = "Output::Text")]
     output: Output,
@@ -82,7 +87,8 @@ pub fn run(a: Args) -> Exit {
 }
 
 fn start(a: &Args) -> Result<Exit, SetupError> {
-    let timeout = parse_duration(&a.timeout)
+    let default = if a.ceiling { "3m" } else { "30s" };
+    let timeout = parse_duration(a.timeout.as_deref().unwrap_or(default))
         .map_err(|e| SetupError::invalid(format!("--timeout: {e}")))?
         .0;
     if timeout.is_zero() {
@@ -112,7 +118,10 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
     let ctx = Ctx::new(
         loaded.config,
         loaded.warnings,
-        Options { timeout },
+        Options {
+            timeout,
+            ceiling: a.ceiling,
+        },
         &catalog,
         &store,
     )?;

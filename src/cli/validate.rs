@@ -118,10 +118,26 @@ fn counts(errors: usize, warnings: usize) -> String {
 fn summary(c: &config::Config) -> String {
     use config::schema::Profile;
     let w = &c.workload;
+    if w.find_ceiling {
+        let p = crate::run::ceiling::Params::of(w);
+        return format!(
+            "source {} {}, adapter {} -> {}, ceiling search from {} eps (x{} up, {} % precision, at most {} steps of {} + {})",
+            c.source.id,
+            c.source.version,
+            c.target.adapter,
+            c.target.url,
+            p.start_eps,
+            p.growth,
+            p.precision * 100.0,
+            p.max_steps,
+            config::units::Dur(p.warmup),
+            config::units::Dur(p.hold)
+        );
+    }
     let rate = match w.profile {
         Profile::Steady => match w.eps {
             Some(e) => format!("steady {e} eps"),
-            None => "steady, finding the ceiling".into(),
+            None => "steady".into(),
         },
         Profile::Burst => w
             .burst

@@ -1,6 +1,6 @@
 //! `probe`: is this target reachable, trusted, accepting our token and our framing? A probe
-//! runs a short list of steps in order — resolve, connect, TLS, auth, framing (the lead's
-//! ceiling search is to be one more) — each giving a `Step` (verdict pass | warn | fail |
+//! runs a short list of steps in order — resolve, connect, TLS, auth, framing and, with
+//! `--ceiling`, a short ceiling search — each giving a `Step` (verdict pass | warn | fail |
 //! skipped, time, details, error); the first failure stops it (later steps are skipped) and
 //! its exit code is the probe's, chosen once in `Probe::exit`: 4 auth, 6 unreachable / TLS /
 //! cut off, 3 events the target refuses, 5 a batch not stored, 2 an invalid config (a
@@ -11,11 +11,12 @@
 //! started when the url is `builtin`), `net` (resolve, connect), `tls` (the handshake with the
 //! load's own client config, the chain parsed with x509-parser), `http` (ureq with that same
 //! TLS config), `auth` (HEC health and one tagged event, lphc one tagged event, syslog one
-//! message), `batch` (a 5-event run through the run library, stored or not), `text` (the
-//! human rendering). Nothing here prints or reads argv.
+//! message), `batch` (a 5-event run through the run library, stored or not), `ceiling` (a
+//! short `run::ceiling` search in the time left), `text` (the human rendering). Nothing here prints or reads argv.
 
 mod auth;
 mod batch;
+mod ceiling;
 mod http;
 mod net;
 pub mod setup;
@@ -168,14 +169,18 @@ impl Step {
 pub type StepFn = fn(&mut Ctx<'_>, Duration) -> Step;
 
 /// The steps, in order. A new step is one more entry (with its `Options` switch, if any).
-fn steps(_opts: &Options) -> Vec<(&'static str, StepFn)> {
-    vec![
+fn steps(opts: &Options) -> Vec<(&'static str, StepFn)> {
+    let mut steps: Vec<(&'static str, StepFn)> = vec![
         ("resolve", net::resolve),
         ("connect", net::connect),
         ("tls", tls::handshake),
         ("auth", auth::auth),
         ("framing", batch::framing),
-    ]
+    ];
+    if opts.ceiling {
+        steps.push(("ceiling", ceiling::search));
+    }
+    steps
 }
 
 /// What the probe looked at.

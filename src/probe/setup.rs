@@ -22,12 +22,15 @@ use crate::sink::{self, SinkHandle};
 pub struct Options {
     /// The whole probe's bound; each step gets what is left.
     pub timeout: Duration,
+    /// End with a short ceiling search.
+    pub ceiling: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             timeout: Duration::from_secs(30),
+            ceiling: false,
         }
     }
 }
