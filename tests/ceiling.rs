@@ -327,3 +327,37 @@ fn settings_that_do_not_fit_a_search_are_refused() {
         );
     }
 }
+
+#[test]
+fn a_request_cap_is_named_as_the_limit_and_is_not_the_targets_ceiling() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    // 20 requests/s of at most 20 KB (~11 CloudTrail events): about 230 events/s, whatever the
+    // built-in sink could take.
+    let yaml = search_config(
+        "builtin",
+        "  batch: { max_events: 10, max_bytes: 20KB }\n  limits: { max_requests_per_sec: 20 }",
+        "aws.cloudtrail",
+        2,
+        100,
+    )
+    .replace("adapter: syslog", "adapter: lphc")
+    .replace("hold: 3s", "hold: 2s")
+    .replace(
+        "precision: 0.05, max_steps: 12",
+        "precision: 0.2, max_steps: 8",
+    );
+    let (code, rep, err) = search(dir.path(), &yaml, &["--threads", "1"]);
+    let c = &rep["ceiling"];
+    assert_eq!(c["limited_by"], "request cap", "{c:#}\n{err}");
+    assert_eq!(code, 3, "{err}");
+    let found = c["ceiling_eps"].as_f64().unwrap();
+    assert!((100.0..=300.0).contains(&found), "{c:#}");
+    assert!(
+        rep["verdict"]["reasons"]
+            .to_string()
+            .contains("not the target's ceiling"),
+        "{}",
+        rep["verdict"]
+    );
+}

@@ -140,7 +140,7 @@ fn metrics_status_and_control_of_a_real_run_agree_with_its_report() {
         &[format!("127.0.0.1:{mp}").parse().unwrap()],
     );
     let run = RunProc::start(
-        &config(2000, "6s"),
+        &config(2000, "10s"),
         &[
             "--status".into(),
             format!("127.0.0.1:{sp}"),

@@ -7,13 +7,14 @@
 //! it once it can no longer pass (its backlog is past what the latency limit allows).
 //!
 //! A step is sustained when achieved ≥ 99 % of the schedule over the hold (answers that came
-//! in the drain after it left out), the step's SLO rows hold (the config's `slo`, with `max_p99_ms` 2000 unless it says otherwise, and the
-//! fail-closed defaults), the backlog does not grow and nothing accepted was lost. Refusals
-//! (429/503) retried in time do not fail a step by themselves — the retries' latency does. A step that
-//! is not says whose limit it hit: the target (refusals, errors, latency, every connection
-//! waiting), the target down, the request cap, or the generator — and a limit that is ours is
-//! never reported as the collector's. `Search` is the pure stepping rule; `judge` reads one
-//! step's report; `find` drives runs.
+//! in the drain after it left out), the step's SLO rows hold (the config's `slo`, with
+//! `max_p99_ms` 2000 unless it says otherwise, and the fail-closed defaults), neither the
+//! backlog nor the schedule lag grows, and nothing accepted was lost. Refusals (429/503)
+//! retried in time do not fail a step by themselves: the retries' latency does. A step that
+//! is not sustained says whose limit it hit: the target (refusals, errors, latency, every
+//! connection waiting), the target down, the request cap, or the generator — and a limit that
+//! is ours is never reported as the collector's. `Search` is the pure stepping rule; `judge`
+//! reads one step's report; `find` drives runs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +32,8 @@ use crate::stats::snapshot::RunState;
 
 /// A step holds when it achieves at least this share of its schedule.
 pub const MIN_EPS_RATIO: f64 = 0.99;
+/// Lag that grows by more than this over a hold is a schedule falling behind.
+pub const LAG_GROWTH_MS: f64 = 250.0;
 /// Worker threads this busy (CPU time over wall time) are the limit themselves.
 pub const CPU_SATURATED: f64 = 0.9;
 /// The intended-latency p99 limit when the config's `slo` sets none (Signalith's S1).
@@ -266,6 +269,11 @@ pub fn judge(n: u32, phase: Phase, rep: &Report, f: StepFacts) -> StepRow {
             "backlog growing ({backlog_end} events due and unsent)"
         ));
     }
+    if let Some((from, to)) = lag_growing(&hold_rows) {
+        why.push(format!(
+            "schedule lag growing ({from:.0} ms to {to:.0} ms over the hold)"
+        ));
+    }
     if f.stopped_early {
         why.push("stopped early: too far behind to pass".into());
     }
@@ -319,6 +327,20 @@ fn backlog_growing(rows: &[&crate::report::SecondRow], eps: f64, f: StepFacts) -
     };
     let allowance = (eps * 0.5).max((2 * f.batch_events * f.connections.max(1)) as f64);
     last.backlog_events as f64 > allowance && last.backlog_events > first.backlog_events
+}
+
+/// Batches leave later and later: the mean worst lag of the hold's last third is more than
+/// `LAG_GROWTH_MS` above its first third's. Gives both.
+fn lag_growing(rows: &[&crate::report::SecondRow]) -> Option<(f64, f64)> {
+    let third = rows.len() / 3;
+    if third == 0 {
+        return None;
+    }
+    let mean = |r: &[&crate::report::SecondRow]| {
+        r.iter().map(|x| x.lag_ms_max).sum::<f64>() / r.len() as f64
+    };
+    let (from, to) = (mean(&rows[..third]), mean(&rows[rows.len() - third..]));
+    (to > from + LAG_GROWTH_MS).then_some((from, to))
 }
 
 /// Whose limit a failed step hit, and the evidence in words: the target's answers first
@@ -696,6 +718,199 @@ fn finish(out: &mut RunOutcome, c: Ceiling, exit: Exit, reasons: Vec<String>, cf
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::{Context, TargetInfo};
+    use crate::stats::result::{RunResult, Second, SecondCounts};
+    use crate::stats::{Counters, new_histogram};
+
+    /// A 1 s warm-up + 3 s step at 1000 eps (batches of 100): `c` measured after the
+    /// warm-up, `service_ms`/`intended_ms` for every batch, `seconds` as (backlog, lag ms).
+    fn report(c: Counters, service_ms: u64, intended_ms: u64, seconds: &[(u64, f64)]) -> Report {
+        let (mut lat, mut svc) = (new_histogram(), new_histogram());
+        for _ in 0..c.batches_accepted {
+            lat.record(intended_ms * 1000).unwrap();
+            svc.record(service_ms * 1000).unwrap();
+        }
+        let r = RunResult {
+            duration: Duration::from_secs(4),
+            threads: 1,
+            connections: 4,
+            totals: c,
+            latency: lat,
+            service: svc,
+            seconds: seconds
+                .iter()
+                .enumerate()
+                .map(|(t, &(backlog, lag))| Second {
+                    t: t as u32,
+                    counts: SecondCounts {
+                        backlog_events: backlog,
+                        lag_ns_max: (lag * 1e6) as u64,
+                        ..SecondCounts::default()
+                    },
+                    target_eps: 1000.0,
+                    latency: Default::default(),
+                })
+                .collect(),
+            abort: None,
+            target_events: 3000.0,
+            window: Duration::from_secs(3),
+            drain: Duration::from_millis(100),
+            warmup: Duration::from_secs(1),
+            paused: Duration::ZERO,
+            control: Vec::new(),
+        };
+        crate::report::build(
+            &r,
+            Context {
+                run_id: "r-1-c01".into(),
+                host: "h".into(),
+                name: None,
+                started_wall_ns: 0,
+                target: TargetInfo {
+                    adapter: "lphc".into(),
+                    url: "http://127.0.0.1:1/".into(),
+                    address: "127.0.0.1:1".into(),
+                    source: "s".into(),
+                    source_version: "1".into(),
+                },
+                batch_max_events: 100,
+                batch_max_bytes: 1 << 20,
+                config: serde_json::Value::Null,
+                slo: crate::config::schema::Slo {
+                    max_p99_ms: Some(DEFAULT_P99_MS),
+                    ..Default::default()
+                },
+                slo_facts: Default::default(),
+                verification: None,
+            },
+        )
+    }
+
+    fn sent(events: u64, accepted: u64) -> Counters {
+        Counters {
+            events_sent: events,
+            batches_sent: events / 100,
+            events_accepted: accepted,
+            batches_accepted: accepted / 100,
+            processing_ns: 50_000_000,
+            cpu_ns: 300_000_000,
+            ..Counters::default()
+        }
+    }
+
+    fn facts() -> StepFacts {
+        StepFacts {
+            stopped_early: false,
+            p99_limit_ms: DEFAULT_P99_MS,
+            hold_s: 3.0,
+            batch_events: 100,
+            connections: 4,
+        }
+    }
+
+    const CALM: [(u64, f64); 4] = [(0, 1.0), (0, 1.0), (0, 1.0), (0, 1.0)];
+
+    #[test]
+    fn a_step_that_kept_its_schedule_is_sustained() {
+        let row = judge(
+            1,
+            Phase::Up,
+            &report(sent(3000, 3000), 5, 6, &CALM),
+            facts(),
+        );
+        assert!(row.sustained, "{:?}", row.why);
+        assert_eq!(row.limited_by, None);
+        assert_eq!(row.achieved_eps, 1000.0);
+    }
+
+    #[test]
+    fn refusals_are_the_targets_limit() {
+        let mut c = sent(3000, 2500);
+        c.status[429] = 40;
+        c.batches_retried = 40;
+        c.wait_for_target_ns = 2_000_000_000;
+        let row = judge(2, Phase::Up, &report(c, 5, 1500, &CALM), facts());
+        assert!(!row.sustained);
+        assert_eq!(row.limited_by, Some("target"));
+        assert_eq!(row.refused, 40);
+        assert!(
+            row.why.last().unwrap().contains("refused 40 requests"),
+            "{:?}",
+            row.why
+        );
+    }
+
+    #[test]
+    fn answers_that_came_only_in_the_drain_do_not_count() {
+        // Everything was sent; 400 events were answered after the hold.
+        let mut c = sent(3000, 3000);
+        c.events_accepted_in_drain = 400;
+        let row = judge(3, Phase::Bisect, &report(c, 300, 400, &CALM), facts());
+        assert!(!row.sustained);
+        assert!(
+            (row.achieved_eps - 866.67).abs() < 0.01,
+            "{}",
+            row.achieved_eps
+        );
+        assert_eq!(row.limited_by, Some("target"));
+        assert!(
+            row.why.last().unwrap().contains("answered late"),
+            "{:?}",
+            row.why
+        );
+    }
+
+    #[test]
+    fn a_saturated_generator_is_ours_whatever_else_waited() {
+        let mut c = sent(2400, 2400);
+        c.cpu_ns = 3_900_000_000;
+        c.wait_for_target_ns = 1_000_000_000;
+        c.processing_ns = 2_500_000_000;
+        let row = judge(4, Phase::Up, &report(c, 2, 900, &CALM), facts());
+        assert!(!row.sustained);
+        assert_eq!(row.limited_by, Some("generator"));
+        assert!(
+            row.why.last().unwrap().contains("worker CPU"),
+            "{:?}",
+            row.why
+        );
+    }
+
+    #[test]
+    fn late_batches_with_quick_answers_are_the_generators() {
+        let c = sent(2400, 2400);
+        let rows = [(0, 5.0), (300, 200.0), (600, 500.0), (900, 900.0)];
+        let row = judge(5, Phase::Up, &report(c, 2, 900, &rows), facts());
+        assert!(!row.sustained);
+        assert!(
+            row.why
+                .iter()
+                .any(|w| w.starts_with("schedule lag growing")),
+            "{:?}",
+            row.why
+        );
+        assert_eq!(row.limited_by, Some("generator"));
+        assert!(
+            row.why.last().unwrap().contains("batches left late"),
+            "{:?}",
+            row.why
+        );
+    }
+
+    #[test]
+    fn a_growing_backlog_fails_a_step_that_still_achieved_its_rate() {
+        let rows = [(0, 1.0), (100, 1.0), (900, 1.0), (1900, 1.0)];
+        let mut c = sent(3000, 3000);
+        c.wait_for_target_ns = 2_000_000_000;
+        let row = judge(6, Phase::Up, &report(c, 40, 60, &rows), facts());
+        assert!(!row.sustained);
+        assert!(
+            row.why.iter().any(|w| w.starts_with("backlog growing")),
+            "{:?}",
+            row.why
+        );
+        assert_eq!(row.limited_by, Some("target"));
+    }
 
     fn params() -> Params {
         Params {
