@@ -18,6 +18,7 @@ pub mod report;
 pub mod run;
 pub mod serve;
 pub mod sink;
+pub mod size;
 pub mod stats;
 #[cfg(test)]
 mod testutil;

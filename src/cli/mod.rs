@@ -7,6 +7,7 @@ mod probe;
 mod run;
 mod secret;
 mod sink;
+mod size;
 mod sources;
 mod validate;
 mod version;
@@ -40,6 +41,7 @@ enum Command {
     Gen(r#gen::Args),
     Sources(sources::Args),
     Sink(sink::Args),
+    Size(size::Args),
     Secret(secret::Args),
     Version(version::Args),
 }
@@ -77,6 +79,7 @@ pub fn run(args: &[String]) -> i32 {
         Command::Gen(a) => r#gen::run(a),
         Command::Sources(a) => sources::run(a),
         Command::Sink(a) => sink::run(a),
+        Command::Size(a) => size::run(a),
         Command::Secret(a) => secret::run(a),
         Command::Version(a) => version::run(a),
     };
