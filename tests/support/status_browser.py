@@ -24,7 +24,7 @@ import sys
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -75,12 +75,29 @@ def browser(work_dir, chromium, chromedriver):
     return webdriver.Chrome(service=service, options=opts)
 
 
+def unstale(read):
+    """Runs `read` again when the page replaced an element between finding and reading it
+    (it re-renders every second); bounded to a few tries."""
+    for attempt in range(5):
+        try:
+            return read()
+        except StaleElementReferenceException:
+            if attempt == 4:
+                raise
+            time.sleep(0.05)
+
+
 def text(driver, element_id):
     """The element's text as the page set it (not as CSS shows it: the state pill is upper case)."""
-    return driver.find_element(By.ID, element_id).get_attribute("textContent").strip()
+    return unstale(
+        lambda: driver.find_element(By.ID, element_id).get_attribute("textContent").strip())
 
 
 def figures(driver):
+    return unstale(lambda: read_figures(driver))
+
+
+def read_figures(driver):
     out = {k: text(driver, k) for k in FIGURES}
     chart = driver.find_element(By.ID, "chart_eps")
     out["chart_eps_last_t"] = chart.get_attribute("data-last-t")
@@ -93,7 +110,8 @@ def figures(driver):
 
 def wait_for(driver, what, cond):
     try:
-        return WebDriverWait(driver, WAIT_S, poll_frequency=0.1).until(cond)
+        return WebDriverWait(driver, WAIT_S, poll_frequency=0.1,
+                             ignored_exceptions=[StaleElementReferenceException]).until(cond)
     except TimeoutException:
         raise Stop(f"timed out after {WAIT_S} s waiting for {what}")
 
