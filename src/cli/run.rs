@@ -221,25 +221,8 @@ fn find_ceiling(
             Vec::new()
         }
     };
-    let mut on_step = |s: &crate::report::ceiling::StepRow| {
-        let verdict = if s.sustained {
-            "sustained".to_string()
-        } else {
-            format!(
-                "NOT sustained ({}): {}",
-                s.limited_by.unwrap_or("?"),
-                s.why.join("; ")
-            )
-        };
-        super::err(&format!(
-            "step {:>2} {:<6} {:>10.0} eps  achieved {:>10.0}  p99 {:>8.2} ms  {verdict}",
-            s.step,
-            s.phase.as_str(),
-            s.target_eps,
-            s.achieved_eps,
-            s.p99_ms
-        ));
-    };
+    let mut on_step =
+        |s: &crate::report::ceiling::StepRow| super::err(&crate::report::ceiling::step_line(s));
     ceiling::find(cfg, p, ov, catalog, store, &mut observers, &mut on_step)
 }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::exit::Exit;
 use crate::probe::{Ctx, Step};
-use crate::report::ceiling::{StepRow, headline};
+use crate::report::ceiling::{StepRow, headline, step_line};
 use crate::run::Overrides;
 use crate::run::ceiling::{self, Params};
 
@@ -67,17 +67,4 @@ pub fn search(ctx: &mut Ctx<'_>, left: Duration) -> Step {
         Exit::Ok => step,
         exit => step.failed(outcome.reasons.join("; "), exit),
     }
-}
-
-fn step_line(s: &StepRow) -> String {
-    let phase = s.phase.as_str();
-    let verdict = if s.sustained {
-        "sustained".to_string()
-    } else {
-        format!("NOT sustained ({})", s.limited_by.unwrap_or("?"))
-    };
-    format!(
-        "step {:>2} {phase:<6} {:>10.0} eps  achieved {:>10.0}  p99 {:>8.2} ms  {verdict}",
-        s.step, s.target_eps, s.achieved_eps, s.p99_ms
-    )
 }

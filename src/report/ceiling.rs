@@ -137,6 +137,27 @@ pub fn csv(c: &Ceiling) -> String {
     out
 }
 
+/// One step as a progress line: rate, achieved, p99, and the verdict with its reasons.
+pub fn step_line(s: &StepRow) -> String {
+    let verdict = if s.sustained {
+        "sustained".to_string()
+    } else {
+        format!(
+            "NOT sustained ({}): {}",
+            s.limited_by.unwrap_or("?"),
+            s.why.join("; ")
+        )
+    };
+    format!(
+        "step {:>2} {:<6} {:>10.0} eps  achieved {:>10.0}  p99 {:>8.2} ms  {verdict}",
+        s.step,
+        s.phase.as_str(),
+        s.target_eps,
+        s.achieved_eps,
+        s.p99_ms
+    )
+}
+
 /// The result in one sentence.
 pub fn headline(c: &Ceiling) -> String {
     match (c.ceiling_eps, c.limited_by) {
