@@ -282,6 +282,10 @@ pub struct Workload {
     /// the objectives (caches, JITs and connection pools settle).
     #[serde(serialize_with = "as_text")]
     pub warmup: Dur,
+    /// The first stretch of each step of a `steps` profile, left out of its sizing row
+    /// (default: 2s, or a quarter of a shorter step).
+    #[serde(serialize_with = "opt_text")]
+    pub step_warmup: Option<Dur>,
     pub find_ceiling: bool,
     /// How the ceiling search steps (`find_ceiling: true`); unset fields take its defaults.
     pub ceiling: Option<CeilingSettings>,
@@ -358,12 +362,80 @@ pub struct Observability {
     /// Write the latency histograms here as an HdrHistogram interval log (one interval per
     /// second, tagged `intended` and `service`) while the run goes on.
     pub hdr_log: Option<String>,
+    /// Write the sizing table (one row per step of a `steps` run) as CSV here.
+    pub sizing_csv: Option<String>,
     /// Serve `/metrics` (Prometheus text format) at this address during the run.
     pub prometheus: Option<String>,
     /// Keep the status page and `/metrics` up this long after the run ends, so the last
     /// scrape and a person watching see the final figures.
     #[serde(serialize_with = "as_text")]
     pub linger: Dur,
+    /// Processes and cgroups to sample once a second during the run (`--watch` adds to it).
+    pub watch: Watch,
+    /// A target this run launches itself before the load and stops after it.
+    pub target: Option<LaunchTarget>,
+}
+
+/// `observability.watch`: what the collector costs, sampled from /proc and cgroup v2.
+#[derive(Clone, Debug, Serialize)]
+pub struct Watch {
+    pub pids: Vec<u32>,
+    /// Process names (`comm`, or argv[0]'s basename); processes that start during the run join.
+    pub names: Vec<String>,
+    /// cgroup v2 directories (absolute, or under /sys/fs/cgroup).
+    pub cgroups: Vec<String>,
+    /// Add the CPU of a process's waited-for children to its own.
+    pub children: bool,
+    /// Sample ingestbench itself too (reported apart).
+    #[serde(rename = "self")]
+    pub own: bool,
+}
+
+impl Default for Watch {
+    fn default() -> Watch {
+        Watch {
+            pids: Vec::new(),
+            names: Vec::new(),
+            cgroups: Vec::new(),
+            children: false,
+            own: true,
+        }
+    }
+}
+
+impl Watch {
+    /// Something other than ingestbench itself is watched.
+    pub fn any(&self) -> bool {
+        !(self.pids.is_empty() && self.names.is_empty() && self.cgroups.is_empty())
+    }
+}
+
+/// `observability.target`: a collector launched by the run (and watched): started before the
+/// load, waited for until `ready_port` on 127.0.0.1 accepts, stopped by PID after.
+#[derive(Clone, Debug, Serialize)]
+pub struct LaunchTarget {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Environment added to ingestbench's own for the command.
+    #[serde(serialize_with = "pairs")]
+    pub env: Vec<(String, String)>,
+    pub ready_port: Option<u16>,
+    #[serde(serialize_with = "as_text")]
+    pub ready_timeout: Dur,
+    /// Where its stdout and stderr go (default: a temporary file, its tail shown on failure).
+    pub log: Option<String>,
+    /// How long it gets to stop after SIGTERM before SIGKILL.
+    #[serde(serialize_with = "as_text")]
+    pub stop_grace: Dur,
+}
+
+fn pairs<S: serde::Serializer>(v: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(v.len()))?;
+    for (k, val) in v {
+        m.serialize_entry(k, val)?;
+    }
+    m.end()
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -382,6 +454,12 @@ pub struct Slo {
     pub max_unsent_events: Option<u64>,
     pub min_events_accepted: Option<u64>,
     pub max_acks_pending: Option<u64>,
+    /// The watched processes' CPU, summed, in cores: judged on the p95 of the per-second
+    /// values after the warm-up.
+    pub max_watched_cpu_cores: Option<f64>,
+    /// The watched processes' resident memory, summed, at its peak.
+    #[serde(serialize_with = "opt_text")]
+    pub max_watched_rss: Option<Size>,
 }
 
 fn as_text<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
@@ -688,6 +766,7 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
         }
     };
     let warmup = o.get(r, "warmup").unwrap_or_default();
+    let step_warmup = o.get(r, "step_warmup");
     let workers = o.get(r, "workers");
     o.finish(r);
     Some(Workload {
@@ -699,6 +778,7 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
         steps,
         stop: stop.unwrap_or_default(),
         warmup,
+        step_warmup,
         find_ceiling,
         ceiling,
     })
@@ -735,8 +815,41 @@ fn read_observability(r: &mut Reader, mut o: Obj) -> Observability {
         report: o.get(r, "report"),
         csv: o.get(r, "csv"),
         hdr_log: o.get(r, "hdr_log"),
+        sizing_csv: o.get(r, "sizing_csv"),
         prometheus: o.get(r, "prometheus"),
         linger: o.get(r, "linger").unwrap_or_default(),
+        watch: o
+            .sub(r, "watch", |r, mut w| {
+                let d = Watch::default();
+                let v = Watch {
+                    pids: w.get(r, "pids").unwrap_or_default(),
+                    names: w.get(r, "names").unwrap_or_default(),
+                    cgroups: w.get(r, "cgroups").unwrap_or_default(),
+                    children: w.get(r, "children").unwrap_or(d.children),
+                    own: w.get(r, "self").unwrap_or(d.own),
+                };
+                w.finish(r);
+                v
+            })
+            .unwrap_or_default(),
+        target: o.sub(r, "target", |r, mut t| {
+            let env: Pairs<String> = t.get(r, "env").unwrap_or_default();
+            let v = LaunchTarget {
+                command: t.req(r, "command").unwrap_or_default(),
+                args: t.get(r, "args").unwrap_or_default(),
+                env: env.0,
+                ready_port: t.get(r, "ready_port"),
+                ready_timeout: t
+                    .get(r, "ready_timeout")
+                    .unwrap_or(Dur(std::time::Duration::from_secs(10))),
+                log: t.get(r, "log"),
+                stop_grace: t
+                    .get(r, "stop_grace")
+                    .unwrap_or(Dur(std::time::Duration::from_secs(5))),
+            };
+            t.finish(r);
+            v
+        }),
     };
     o.finish(r);
     v
@@ -754,6 +867,8 @@ fn read_slo(r: &mut Reader, mut o: Obj) -> Slo {
         max_unsent_events: o.get(r, "max_unsent_events"),
         min_events_accepted: o.get(r, "min_events_accepted"),
         max_acks_pending: o.get(r, "max_acks_pending"),
+        max_watched_cpu_cores: o.get(r, "max_watched_cpu_cores"),
+        max_watched_rss: o.get(r, "max_watched_rss"),
     };
     o.finish(r);
     v

@@ -39,6 +39,7 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
     source(&c.source, c.mode, r, packs);
     workload(&c.workload, r);
     observability(&c.observability, r);
+    watch(&c.observability, &c.slo, r);
     slo(&c.slo, r);
 }
 
@@ -595,6 +596,7 @@ fn source(s: &Source, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>)
 
 fn workload(w: &Workload, r: &mut Reader) {
     ceiling(w, r);
+    step_warmup(w, r);
     if let Some(n) = w.workers
         && (n == 0 || n > 4096)
     {
@@ -755,6 +757,35 @@ fn workload(w: &Workload, r: &mut Reader) {
     }
 }
 
+/// `workload.step_warmup` leaves some of every step for its sizing row.
+fn step_warmup(w: &Workload, r: &mut Reader) {
+    if w.profile != Profile::Steps {
+        if r.present("workload.step_warmup") {
+            r.warning(
+                "workload.step_warmup",
+                format!(
+                    "applies to profile steps (its sizing table); this workload uses profile {}",
+                    w.profile
+                ),
+            );
+        }
+        return;
+    }
+    let Some(warm) = w.step_warmup else { return };
+    for (i, s) in w.steps.iter().flatten().enumerate() {
+        if warm.0 + std::time::Duration::from_secs(1) > s.hold.0 {
+            r.error(
+                "workload.step_warmup",
+                format!(
+                    "{warm} leaves less than 1s of steps[{i}] (hold {}) for its sizing row",
+                    s.hold
+                ),
+            );
+            return;
+        }
+    }
+}
+
 /// `find_ceiling` and `workload.ceiling`: a search runs steady steps of its own, so it takes
 /// no other profile and no stop; its numbers must make a search that ends.
 fn ceiling(w: &Workload, r: &mut Reader) {
@@ -883,6 +914,81 @@ fn request_cap(c: &Config, packs: &dyn PackIndex, r: &mut Reader) {
                 c.target.batch.max_bytes, c.source.id
             ),
         );
+    }
+}
+
+/// `observability.watch`, `observability.target` and the SLOs on what they measure.
+fn watch(o: &Observability, s: &Slo, r: &mut Reader) {
+    let w = &o.watch;
+    for (i, pid) in w.pids.iter().enumerate() {
+        if *pid == 0 {
+            r.error(
+                &format!("observability.watch.pids[{i}]"),
+                "0 is not a process id",
+            );
+        }
+    }
+    for (i, n) in w.names.iter().enumerate() {
+        if n.trim().is_empty() || n.contains('/') {
+            r.error(
+                &format!("observability.watch.names[{i}]"),
+                format!("{n:?} is not a process name (its comm, or its program's file name)"),
+            );
+        }
+    }
+    for (i, c) in w.cgroups.iter().enumerate() {
+        if c.trim().is_empty() || c.split('/').any(|p| p == "..") {
+            r.error(
+                &format!("observability.watch.cgroups[{i}]"),
+                format!("{c:?} is not a cgroup v2 directory (absolute, or under /sys/fs/cgroup)"),
+            );
+        }
+    }
+    if let Some(t) = &o.target {
+        if t.command.trim().is_empty() {
+            r.error(
+                "observability.target.command",
+                "must name the program to launch",
+            );
+        }
+        if t.ready_port == Some(0) {
+            r.error("observability.target.ready_port", "0 is not a port");
+        }
+        if t.ready_timeout.0.is_zero() || t.ready_timeout.0 > std::time::Duration::from_secs(600) {
+            r.error(
+                "observability.target.ready_timeout",
+                format!(
+                    "must be more than 0 and at most 10m, found {}",
+                    t.ready_timeout
+                ),
+            );
+        }
+        if t.stop_grace.0 > std::time::Duration::from_secs(120) {
+            r.error(
+                "observability.target.stop_grace",
+                format!("at most 2m, found {}", t.stop_grace),
+            );
+        }
+    }
+    let watched = w.any() || o.target.is_some();
+    if let Some(c) = s.max_watched_cpu_cores
+        && !(c > 0.0 && c.is_finite())
+    {
+        r.error(
+            "slo.max_watched_cpu_cores",
+            format!("must be greater than 0, found {c}"),
+        );
+    }
+    for (key, set) in [
+        ("max_watched_cpu_cores", s.max_watched_cpu_cores.is_some()),
+        ("max_watched_rss", s.max_watched_rss.is_some()),
+    ] {
+        if set && !watched {
+            r.error(
+                &format!("slo.{key}"),
+                "judges watched processes: give observability.watch (pids, names, cgroups) or observability.target",
+            );
+        }
     }
 }
 

@@ -9,6 +9,7 @@ pub mod ceiling;
 pub mod csv;
 pub mod hdr;
 pub mod hdr_log;
+pub mod sizing;
 pub mod slo;
 pub mod text;
 
@@ -61,6 +62,9 @@ pub struct Report {
     /// The ceiling search's steps and result, when the report is one's (`find_ceiling`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<ceiling::Ceiling>,
+    /// The sizing table: one row per step of a `steps` run (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sizing: Vec<sizing::SizingRow>,
     pub slo: Vec<slo::SloResult>,
     pub aborted: Option<String>,
     /// The run's outcome: pass or fail, the exit code, and why.
@@ -540,6 +544,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         paused_s: r.paused.as_secs_f64(),
         verification: cx.verification,
         ceiling: None,
+        sizing: Vec::new(),
         slo: Vec::new(),
         aborted: r.abort.as_ref().map(|a| a.to_string()),
         verdict: Verdict::default(),

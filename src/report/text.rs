@@ -60,6 +60,7 @@ pub fn render_with(r: &Report, timeline: Timeline) -> String {
     statuses(&mut o, r);
     stored(&mut o, r);
     timeline_rows(&mut o, &r.timeline, timeline);
+    crate::report::sizing::text(&mut o, &r.sizing);
     if let Some(c) = &r.ceiling {
         crate::report::ceiling::text(&mut o, c);
     }

@@ -996,6 +996,7 @@ mod tests {
             steps: None,
             stop: Default::default(),
             warmup: Default::default(),
+            step_warmup: None,
             find_ceiling: true,
             ceiling: Some(CeilingSettings {
                 precision: Some(0.1),

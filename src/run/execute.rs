@@ -6,24 +6,26 @@
 //! the exit code (`verdict`).
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hdrhistogram::Histogram;
 
 use crate::adapter::Framer;
 use crate::config::schema::UdpOrder;
 use crate::engine::merge::SecondLog;
+use crate::engine::pacer::Profile;
 use crate::engine::worker::WirePlan;
 use crate::engine::{self, EnginePlan, Steering, Stop};
 use crate::exit::Exit;
 use crate::generate::time;
 use crate::report::hdr_log::SharedHdrLog;
-use crate::report::{self, Context, Report, TargetInfo, Verification, slo};
+use crate::report::{self, Context, Report, TargetInfo, Verification, sizing, slo};
 use crate::run::error::SetupError;
 use crate::run::plan::RunPlan;
 use crate::run::target::{self, Destination, Endpoint, Transport};
 use crate::run::{Observer, RunOutcome};
 use crate::sink::{self, SinkHandle, SinkStats};
+use crate::stats::new_histogram;
 use crate::stats::result::AbortReason;
 use crate::stats::snapshot::{RunInfo, Snapshot, SnapshotCell, Stored};
 
@@ -31,6 +33,7 @@ use crate::stats::snapshot::{RunInfo, Snapshot, SnapshotCell, Stored};
 pub struct Started {
     pub info: RunInfo,
     hdr_log: Option<SharedHdrLog>,
+    sizing: Option<SizingGather>,
     engine: EnginePlan,
     sink: Option<SinkHandle>,
     endpoint: Endpoint,
@@ -80,6 +83,8 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         Some(path) => Some(open_hdr_log(Path::new(path), started_wall_ns)?),
         None => None,
     };
+    let sizing = SizingGather::of(&plan);
+    let second_log = second_log(hdr_log.clone(), sizing.as_ref());
     let engine = EnginePlan {
         wire,
         addr: endpoint.addr,
@@ -100,20 +105,87 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         max_requests_per_sec: plan.config.target.limits.max_requests_per_sec,
         pin: plan.pin,
         info: info.clone(),
-        second_log: hdr_log.clone().map(|l| {
-            Box::new(move |t, i: &Histogram<u64>, s: &Histogram<u64>| l.second(t, i, s))
-                as SecondLog
-        }),
+        second_log,
     };
     Ok(Started {
         info,
         hdr_log,
+        sizing,
         engine,
         sink,
         endpoint,
         started_wall_ns,
         plan,
     })
+}
+
+/// What a `steps` run gathers beside the engine for its sizing table: each step's span, the
+/// intended latency of the answers in it (merged from the engine's per-second histograms),
+/// and the built-in sink's stored counts as the snapshots bring them.
+struct SizingGather {
+    spans: Vec<sizing::StepSpan>,
+    latency: Arc<Mutex<Vec<Histogram<u64>>>>,
+    stored: Vec<(f64, u64)>,
+}
+
+impl SizingGather {
+    fn of(p: &RunPlan) -> Option<SizingGather> {
+        let Profile::Steps(steps) = &p.profile else {
+            return None;
+        };
+        let warm = p.config.workload.step_warmup.map(|d| d.0.as_secs_f64());
+        let spans = sizing::spans(steps, warm);
+        let latency = Arc::new(Mutex::new(vec![new_histogram(); spans.len()]));
+        Some(SizingGather {
+            spans,
+            latency,
+            stored: Vec::new(),
+        })
+    }
+
+    /// The table, once the run has ended.
+    fn rows(&self, rep: &Report) -> Vec<sizing::SizingRow> {
+        let p99: Vec<Option<f64>> = self
+            .latency
+            .lock()
+            .map(|hs| {
+                hs.iter()
+                    .map(|h| {
+                        let p = report::percentiles(h);
+                        p.shown(99.0, p.p99)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        sizing::build(&sizing::Input {
+            spans: &self.spans,
+            timeline: &rep.timeline,
+            p99_ms: &p99,
+            stored: rep.verification.as_ref().map(|_| self.stored.as_slice()),
+            watched: None,
+        })
+    }
+}
+
+/// The engine's per-second histograms go to the HDR log and to the step they fall in.
+fn second_log(log: Option<SharedHdrLog>, sizing: Option<&SizingGather>) -> Option<SecondLog> {
+    let steps = sizing.map(|g| (g.spans.clone(), g.latency.clone()));
+    if log.is_none() && steps.is_none() {
+        return None;
+    }
+    Some(Box::new(
+        move |t, i: &Histogram<u64>, s: &Histogram<u64>| {
+            if let Some(l) = &log {
+                l.second(t, i, s);
+            }
+            if let Some((spans, hists)) = &steps
+                && let Some(k) = spans.iter().position(|x| t >= x.from_t && t < x.to_t)
+                && let Ok(mut hs) = hists.lock()
+            {
+                let _ = hs[k].add(i);
+            }
+        },
+    ))
 }
 
 /// The HDR histogram log (`observability.hdr_log`), created before the run starts so a path
@@ -190,13 +262,14 @@ pub fn execute(
 ) -> RunOutcome {
     let run_id = s.plan.run_id.clone();
     let sink = s.sink;
+    let mut sizing = s.sizing;
     let mut publish = |mut snap: Snapshot| {
         if let Some(h) = &sink {
-            snap.stored = Some(stored_of(
-                &h.stats(),
-                &run_id,
-                snap.cumulative.events_accepted,
-            ));
+            let stored = stored_of(&h.stats(), &run_id, snap.cumulative.events_accepted);
+            if let Some(g) = sizing.as_mut() {
+                g.stored.push((snap.elapsed_s, stored.distinct));
+            }
+            snap.stored = Some(stored);
         }
         let snap = Arc::new(snap);
         snapshots.publish(snap.clone());
@@ -239,6 +312,9 @@ pub fn execute(
             verification,
         },
     );
+    if let Some(g) = &sizing {
+        rep.sizing = g.rows(&rep);
+    }
     let (exit, reasons) = verdict(&rep, &result.abort);
     rep.verdict = report::Verdict {
         pass: exit == Exit::Ok,
@@ -254,6 +330,11 @@ pub fn execute(
         && let Err(e) = write_file(Path::new(path), &report::csv::render(&rep))
     {
         notes.push(format!("cannot write the timeline CSV to {path}: {e}"));
+    }
+    if let Some(path) = &cfg.observability.sizing_csv
+        && let Err(e) = write_file(Path::new(path), &sizing::csv(&rep.sizing))
+    {
+        notes.push(format!("cannot write the sizing CSV to {path}: {e}"));
     }
     RunOutcome {
         report: rep,

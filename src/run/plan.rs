@@ -570,6 +570,7 @@ mod tests {
             steps: None,
             stop: crate::config::schema::Stop::default(),
             warmup: crate::config::units::Dur::default(),
+            step_warmup: None,
             find_ceiling: false,
             ceiling: None,
             workers: None,

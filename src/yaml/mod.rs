@@ -408,6 +408,12 @@ impl FromYaml for u32 {
     }
 }
 
+impl FromYaml for u16 {
+    fn from_yaml(node: &Node, _: &str, _: &mut Reader) -> Result<Self, String> {
+        parse_int(node, "a non-negative integer (at most 65535)")
+    }
+}
+
 impl FromYaml for u8 {
     fn from_yaml(node: &Node, _: &str, _: &mut Reader) -> Result<Self, String> {
         parse_int(node, "a non-negative integer (at most 255)")

@@ -9,8 +9,11 @@ CAPACITY_EPS events per second, enforced one of two ways (MODE):
   refuse  a token bucket refilled at CAPACITY_EPS (holding 0.1 s of events, or
           BURST_EVENTS): a batch that
           finds too few tokens is answered 429 with Retry-After: 1 and not counted;
-  slow    one request at a time (a global lock), each held for events / CAPACITY_EPS
-          seconds: beyond its capacity the answers come later, never refused.
+  slow    a virtual server that serves CAPACITY_EPS events a second: each batch takes
+          events / CAPACITY_EPS seconds of it, after the batches before it, and is answered
+          when that time has passed — beyond its capacity answers come later and later,
+          never refused. (The schedule is kept on a clock, not by sleeping under a lock, so
+          the script's own per-request cost does not lower the capacity.)
 
 Exits by itself after LIFETIME_S (default 300) so a failed test cannot leave it running.
 """
@@ -29,6 +32,7 @@ assert mode in ("refuse", "slow"), mode
 
 lock = threading.Lock()
 bucket = {"tokens": burst, "at": time.monotonic()}
+server_free_at = {"t": time.monotonic()}
 served = {"accepted": 0, "refused": 0}
 
 
@@ -83,7 +87,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return
         else:
             with lock:
-                time.sleep(n / capacity)
+                start = max(time.monotonic(), server_free_at["t"])
+                server_free_at["t"] = done = start + n / capacity
+            time.sleep(max(0.0, done - time.monotonic()))
         served["accepted"] += n
         self.answer(200, {"accepted": n})
 
