@@ -12,6 +12,7 @@ pub mod exit;
 pub mod generate;
 pub mod init;
 pub mod net;
+pub mod observe;
 pub mod pack;
 pub mod probe;
 pub mod report;

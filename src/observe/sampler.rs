@@ -1,0 +1,733 @@
+//! The sampling thread ("ingestbench-observe") and its state: the processes seen (each a PID
+//! and a `starttime`), the name rescan, the cgroups, ingestbench itself, the intervals
+//! recorded, and the summaries at the end. The module header (`observe/mod.rs`) says what is
+//! read and how it is counted.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::procfs::{self, Reader};
+use super::summary;
+use super::{
+    CgroupSecond, CgroupSummary, ObserveError, Observed, ProcSecond, ProcSummary, Second, Totals,
+    WatchSpec,
+};
+
+/// The shortest interval we sample at.
+const MIN_INTERVAL: Duration = Duration::from_millis(10);
+/// statfs magic of cgroup2.
+const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
+
+/// A running watch: the sampling thread and the last interval it completed.
+pub struct Watcher {
+    latest: Arc<Mutex<Arc<Second>>>,
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<Observed>>,
+}
+
+impl Watcher {
+    /// Starts the sampling thread ("ingestbench-observe"); takes a first reading at once.
+    /// A PID that does not exist or a cgroup dir that is missing/not v2 → ObserveError naming it.
+    /// An interval under 10 ms is taken as 10 ms.
+    pub fn start(spec: WatchSpec, interval: Duration) -> Result<Watcher, ObserveError> {
+        let mut state = State::new(spec, interval.max(MIN_INTERVAL))?;
+        let first = Arc::new(state.first_reading());
+        let latest = Arc::new(Mutex::new(first));
+        let (tx, rx) = mpsc::channel();
+        let shared = Arc::clone(&latest);
+        let thread = std::thread::Builder::new()
+            .name("ingestbench-observe".into())
+            .spawn(move || state.run(&rx, &shared))
+            .map_err(|e| ObserveError::Io(format!("cannot start the sampling thread: {e}")))?;
+        Ok(Watcher {
+            latest,
+            stop: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// The last complete interval (t = 0 before the first one completes: then the first
+    /// readings, with no cores yet).
+    pub fn latest(&self) -> Arc<Second> {
+        match self.latest.lock() {
+            Ok(g) => Arc::clone(&g),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    /// Stops the thread (bounded, within ~1 interval) and gives the whole record.
+    pub fn finish(mut self) -> Observed {
+        self.stop_thread().unwrap_or_default()
+    }
+
+    fn stop_thread(&mut self) -> Option<Observed> {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        self.thread.take().and_then(|h| h.join().ok())
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.stop_thread();
+    }
+}
+
+/// One process: its identity, baseline, last reading and what its summary needs.
+struct Proc {
+    pid: u32,
+    starttime: u64,
+    cmdline: String,
+    /// Ticks at the baseline and at the last reading (user, system).
+    base: (u64, u64),
+    last: (u64, u64),
+    last_at: Instant,
+    cur: ProcSecond,
+    alive: bool,
+    /// The interval in which it was found gone.
+    died_t: Option<u32>,
+    first_t: u32,
+    last_t: u32,
+    watched_s: f64,
+    full: Vec<f64>,
+    rss_peak: u64,
+    pss_peak: Option<u64>,
+    threads_max: u32,
+    fds_max: u32,
+}
+
+/// One reading of one process.
+struct Raw {
+    comm: [u8; 32],
+    comm_len: usize,
+    exited: bool,
+    user: u64,
+    system: u64,
+    threads: u32,
+    starttime: u64,
+    rss: Option<u64>,
+    hwm: Option<u64>,
+    pss: Option<u64>,
+    fds: u32,
+}
+
+impl Raw {
+    fn comm(&self) -> &[u8] {
+        &self.comm[..self.comm_len]
+    }
+}
+
+/// Reads one process; `None` when its `stat` is gone or unparsable. A zombie's memory and fds
+/// are not read (it has none).
+fn read_proc(r: &mut Reader, pid: u32, children: bool) -> Option<Raw> {
+    let (mut raw, exited) = {
+        let st = procfs::parse_stat(r.proc_file(pid, "stat").ok()?)?;
+        let mut comm = [0u8; 32];
+        let comm_len = st.comm.len().min(comm.len());
+        comm[..comm_len].copy_from_slice(&st.comm[..comm_len]);
+        let (cu, cs) = if children {
+            (st.cutime, st.cstime)
+        } else {
+            (0, 0)
+        };
+        let raw = Raw {
+            comm,
+            comm_len,
+            exited: st.exited(),
+            user: st.utime.saturating_add(cu),
+            system: st.stime.saturating_add(cs),
+            threads: u32::try_from(st.threads).unwrap_or(u32::MAX),
+            starttime: st.starttime,
+            rss: None,
+            hwm: None,
+            pss: None,
+            fds: 0,
+        };
+        (raw, st.exited())
+    };
+    if !exited {
+        if let Ok(b) = r.proc_file(pid, "status") {
+            (raw.rss, raw.hwm) = procfs::parse_status(b);
+        }
+        raw.pss = r
+            .proc_file(pid, "smaps_rollup")
+            .ok()
+            .and_then(procfs::parse_smaps_rollup);
+        raw.fds = r.fd_count(pid);
+    }
+    Some(raw)
+}
+
+impl Proc {
+    /// A process first read at `now`. `born_since`: it started after the previous sample (at
+    /// `prev_at`), so its baseline is zero and this interval counts all its CPU.
+    fn new(
+        pid: u32,
+        raw: &Raw,
+        cmdline: String,
+        t: u32,
+        now: Instant,
+        born: Option<Instant>,
+    ) -> Proc {
+        let (base, last_at) = match born {
+            Some(prev_at) => ((0, 0), prev_at),
+            None => ((raw.user, raw.system), now),
+        };
+        Proc {
+            pid,
+            starttime: raw.starttime,
+            cmdline,
+            base,
+            last: base,
+            last_at,
+            cur: ProcSecond {
+                pid,
+                name: String::from_utf8_lossy(raw.comm()).into_owned(),
+                alive: true,
+                ..ProcSecond::default()
+            },
+            alive: true,
+            died_t: None,
+            first_t: t,
+            last_t: t,
+            watched_s: 0.0,
+            full: Vec::new(),
+            rss_peak: 0,
+            pss_peak: None,
+            threads_max: 0,
+            fds_max: 0,
+        }
+    }
+
+    /// Applies a reading taken at `now` in interval `t`; `full`: the interval counts for p95
+    /// and max. `None` (gone) or another `starttime` (a reused PID) ends it.
+    fn update(&mut self, raw: Option<&Raw>, t: u32, now: Instant, tck: f64, full: bool) {
+        let Some(raw) = raw.filter(|r| r.starttime == self.starttime) else {
+            // Gone, or its PID is another process's now: no CPU seen in this interval.
+            self.cur.cores = 0.0;
+            self.end(t);
+            return;
+        };
+        let dt = now.saturating_duration_since(self.last_at).as_secs_f64();
+        let ticks = raw.user.saturating_sub(self.last.0) + raw.system.saturating_sub(self.last.1);
+        let cores = if dt > 0.0 {
+            ticks as f64 / tck / dt
+        } else {
+            0.0
+        };
+        if dt > 0.0 {
+            self.watched_s += dt;
+            if full {
+                self.full.push(cores);
+            }
+        }
+        self.last = (raw.user.max(self.last.0), raw.system.max(self.last.1));
+        self.last_at = now;
+        let user_s = self.last.0.saturating_sub(self.base.0) as f64 / tck;
+        let system_s = self.last.1.saturating_sub(self.base.1) as f64 / tck;
+        let c = &mut self.cur;
+        c.cores = cores;
+        c.user_s = user_s;
+        c.system_s = system_s;
+        c.cpu_s = user_s + system_s;
+        if c.name.as_bytes() != raw.comm() {
+            c.name = String::from_utf8_lossy(raw.comm()).into_owned();
+        }
+        if raw.exited {
+            // A zombie: its final CPU is in, its memory is gone; keep the last memory readings.
+            self.end(t);
+            return;
+        }
+        c.rss_bytes = raw.rss.unwrap_or(0);
+        c.rss_peak_bytes = raw.hwm.unwrap_or(0).max(c.rss_bytes);
+        c.pss_bytes = raw.pss;
+        c.threads = raw.threads;
+        c.fds = raw.fds;
+        self.last_t = t;
+        self.rss_peak = self.rss_peak.max(c.rss_peak_bytes);
+        if let Some(p) = raw.pss {
+            self.pss_peak = Some(self.pss_peak.map_or(p, |q| q.max(p)));
+        }
+        self.threads_max = self.threads_max.max(c.threads);
+        self.fds_max = self.fds_max.max(c.fds);
+    }
+
+    fn end(&mut self, t: u32) {
+        if self.alive {
+            self.alive = false;
+            self.died_t = Some(t);
+            self.cur.alive = false;
+        }
+    }
+
+    fn summary(&self) -> ProcSummary {
+        let c = &self.cur;
+        let (cores_mean, cores_p95, cores_max) =
+            summary::core_stats(c.cpu_s, self.watched_s, &self.full);
+        ProcSummary {
+            pid: self.pid,
+            name: c.name.clone(),
+            cmdline: self.cmdline.clone(),
+            first_t: self.first_t,
+            last_t: self.last_t,
+            cpu_s: c.cpu_s,
+            user_s: c.user_s,
+            system_s: c.system_s,
+            cores_mean,
+            cores_p95,
+            cores_max,
+            rss_peak_bytes: self.rss_peak,
+            pss_peak_bytes: self.pss_peak,
+            threads_max: self.threads_max,
+            fds_max: self.fds_max,
+        }
+    }
+}
+
+/// One cgroup v2 directory.
+struct Cgroup {
+    cpu_stat: PathBuf,
+    memory_current: PathBuf,
+    memory_peak: PathBuf,
+    base_usec: u64,
+    last_usec: u64,
+    last_at: Instant,
+    cur: CgroupSecond,
+    watched_s: f64,
+    full: Vec<f64>,
+    peak: u64,
+}
+
+/// `path` made absolute (under the cgroup2 mount when relative) and checked: a directory on a
+/// cgroup2 filesystem whose `cpu.stat` we can read.
+fn open_cgroup(path: &Path, r: &mut Reader) -> Result<Cgroup, ObserveError> {
+    let err = |why: String| ObserveError::Cgroup {
+        path: path.display().to_string(),
+        why,
+    };
+    let dir = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        procfs::cgroup2_root()
+            .ok_or_else(|| err("no cgroup v2 filesystem is mounted here".into()))?
+            .join(path)
+    };
+    let shown = dir.display().to_string();
+    let err = |why: String| ObserveError::Cgroup {
+        path: shown.clone(),
+        why,
+    };
+    match std::fs::metadata(&dir) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(err("not a directory".into())),
+        Err(e) => return Err(err(format!("cannot read it: {e}"))),
+    }
+    if !on_cgroup2(&dir) {
+        return Err(err(
+            "not a cgroup v2 directory (its filesystem is not cgroup2)".into(),
+        ));
+    }
+    let cpu_stat = dir.join("cpu.stat");
+    let usec = match r.file(&cpu_stat) {
+        Ok(b) => {
+            procfs::parse_cpu_stat(b).ok_or_else(|| err("cpu.stat has no usage_usec".into()))?
+        }
+        Err(e) => return Err(err(format!("cannot read cpu.stat: {e}"))),
+    };
+    Ok(Cgroup {
+        memory_current: dir.join("memory.current"),
+        memory_peak: dir.join("memory.peak"),
+        cpu_stat,
+        base_usec: usec,
+        last_usec: usec,
+        last_at: Instant::now(),
+        cur: CgroupSecond {
+            path: shown.clone(),
+            ..CgroupSecond::default()
+        },
+        watched_s: 0.0,
+        full: Vec::new(),
+        peak: 0,
+    })
+}
+
+fn on_cgroup2(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statfs reads a NUL-terminated path we own and writes one struct we own.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::statfs(c.as_ptr(), &mut st) };
+    #[allow(clippy::unnecessary_cast)]
+    let magic = st.f_type as i64;
+    rc == 0 && magic == CGROUP2_SUPER_MAGIC
+}
+
+impl Cgroup {
+    fn update(&mut self, r: &mut Reader, now: Instant, full: bool) {
+        let usec = r.file(&self.cpu_stat).ok().and_then(procfs::parse_cpu_stat);
+        let dt = now.saturating_duration_since(self.last_at).as_secs_f64();
+        match usec {
+            Some(u) => {
+                let d = u.saturating_sub(self.last_usec);
+                let cores = if dt > 0.0 { d as f64 / 1e6 / dt } else { 0.0 };
+                if dt > 0.0 {
+                    self.watched_s += dt;
+                    if full {
+                        self.full.push(cores);
+                    }
+                }
+                self.last_usec = u.max(self.last_usec);
+                self.cur.cores = cores;
+                self.cur.cpu_s = self.last_usec.saturating_sub(self.base_usec) as f64 / 1e6;
+            }
+            // Gone (removed mid-run): no CPU this interval, the last readings kept.
+            None => self.cur.cores = 0.0,
+        }
+        self.last_at = now;
+        if usec.is_some() {
+            self.cur.memory_bytes = r
+                .file(&self.memory_current)
+                .ok()
+                .and_then(procfs::parse_number)
+                .unwrap_or(0);
+            self.cur.memory_peak_bytes = r
+                .file(&self.memory_peak)
+                .ok()
+                .and_then(procfs::parse_number);
+        }
+        self.peak = self
+            .peak
+            .max(self.cur.memory_bytes)
+            .max(self.cur.memory_peak_bytes.unwrap_or(0));
+    }
+
+    fn summary(&self) -> CgroupSummary {
+        let (cores_mean, cores_p95, cores_max) =
+            summary::core_stats(self.cur.cpu_s, self.watched_s, &self.full);
+        CgroupSummary {
+            path: self.cur.path.clone(),
+            cpu_s: self.cur.cpu_s,
+            cores_mean,
+            cores_p95,
+            cores_max,
+            memory_peak_bytes: self.peak,
+        }
+    }
+}
+
+/// What the name rescan remembers of a PID that it has looked at: its `comm` and the verdict.
+struct Seen {
+    comm: [u8; 32],
+    comm_len: usize,
+    matched: bool,
+    generation: u64,
+}
+
+/// Everything the thread owns.
+struct State {
+    names: Vec<String>,
+    children: bool,
+    nominal: Duration,
+    tck: f64,
+    reader: Reader,
+    own_pid: u32,
+    /// Every process seen, in the order first seen.
+    procs: Vec<Proc>,
+    /// PID → index in `procs` of the live process with that PID.
+    live: HashMap<u32, usize>,
+    seen: HashMap<u32, Seen>,
+    generation: u64,
+    own: Option<Proc>,
+    cgroups: Vec<Cgroup>,
+    t: u32,
+    last_sample: Instant,
+    last_sample_boot: f64,
+    seconds: Vec<Second>,
+}
+
+impl State {
+    fn new(spec: WatchSpec, nominal: Duration) -> Result<State, ObserveError> {
+        let mut reader = Reader::default();
+        let cgroups = spec
+            .cgroups
+            .iter()
+            .map(|p| open_cgroup(p, &mut reader))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut s = State {
+            names: spec.names.into_iter().filter(|n| !n.is_empty()).collect(),
+            children: spec.children,
+            nominal,
+            tck: procfs::clk_tck(),
+            reader,
+            own_pid: std::process::id(),
+            procs: Vec::new(),
+            live: HashMap::new(),
+            seen: HashMap::new(),
+            generation: 0,
+            own: None,
+            cgroups,
+            t: 0,
+            last_sample: Instant::now(),
+            last_sample_boot: procfs::boot_seconds(),
+            seconds: Vec::new(),
+        };
+        let now = Instant::now();
+        for &pid in &spec.pids {
+            if s.live.contains_key(&pid) {
+                continue;
+            }
+            match read_proc(&mut s.reader, pid, s.children) {
+                Some(raw) if !raw.exited => s.add(pid, &raw, now, None),
+                _ => return Err(ObserveError::NoSuchPid(pid)),
+            }
+        }
+        if spec.include_self {
+            let pid = s.own_pid;
+            let raw = read_proc(&mut s.reader, pid, s.children)
+                .ok_or_else(|| ObserveError::Io("cannot read /proc/self/stat".into()))?;
+            let cmdline = s.cmdline(pid);
+            let mut own = Proc::new(pid, &raw, cmdline, 0, now, None);
+            own.update(Some(&raw), 0, now, s.tck, false);
+            s.own = Some(own);
+        }
+        Ok(s)
+    }
+
+    fn cmdline(&mut self, pid: u32) -> String {
+        self.reader
+            .proc_file(pid, "cmdline")
+            .map(procfs::cmdline_text)
+            .unwrap_or_default()
+    }
+
+    /// Starts following `pid` from this reading.
+    fn add(&mut self, pid: u32, raw: &Raw, now: Instant, born: Option<Instant>) {
+        let cmdline = self.cmdline(pid);
+        let mut p = Proc::new(pid, raw, cmdline, self.t, now, born);
+        let full = born.is_some() && self.t > 0;
+        p.update(Some(raw), self.t, now, self.tck, full);
+        if !p.alive {
+            return;
+        }
+        self.live.insert(pid, self.procs.len());
+        self.procs.push(p);
+    }
+
+    /// The readings at start: the name scan, the baselines; the interval t = 0.
+    fn first_reading(&mut self) -> Second {
+        let now = Instant::now();
+        self.scan(now);
+        for c in &mut self.cgroups {
+            c.last_at = now;
+            c.update(&mut self.reader, now, false);
+        }
+        self.last_sample = now;
+        self.last_sample_boot = procfs::boot_seconds();
+        self.second(0.0)
+    }
+
+    /// Lists /proc and starts following every process that newly matches a name. A process
+    /// born since the previous sample is counted from zero.
+    fn scan(&mut self, now: Instant) {
+        if self.names.is_empty() {
+            return;
+        }
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return;
+        };
+        self.generation += 1;
+        let generation = self.generation;
+        let born_after_ticks = (self.last_sample_boot * self.tck).floor() as u64;
+        for entry in dir.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            if pid == self.own_pid || self.live.contains_key(&pid) {
+                continue;
+            }
+            let mut comm = [0u8; 32];
+            let comm_len = match self.reader.proc_file(pid, "comm") {
+                Ok(b) => {
+                    let b = b.strip_suffix(b"\n").unwrap_or(b);
+                    let n = b.len().min(comm.len());
+                    comm[..n].copy_from_slice(&b[..n]);
+                    n
+                }
+                Err(_) => continue,
+            };
+            let cached = self
+                .seen
+                .get_mut(&pid)
+                .filter(|s| s.comm[..s.comm_len] == comm[..comm_len]);
+            let matched = match cached {
+                Some(s) => {
+                    s.generation = generation;
+                    s.matched
+                }
+                None => {
+                    let argv0_match = match self.reader.proc_file(pid, "cmdline") {
+                        Ok(b) => procfs::name_matches(
+                            &self.names,
+                            &comm[..comm_len],
+                            procfs::argv0_basename(b),
+                        ),
+                        Err(_) => procfs::name_matches(&self.names, &comm[..comm_len], b""),
+                    };
+                    self.seen.insert(
+                        pid,
+                        Seen {
+                            comm,
+                            comm_len,
+                            matched: argv0_match,
+                            generation,
+                        },
+                    );
+                    argv0_match
+                }
+            };
+            if !matched {
+                continue;
+            }
+            let Some(raw) = read_proc(&mut self.reader, pid, self.children) else {
+                continue;
+            };
+            if raw.exited {
+                continue;
+            }
+            let born =
+                (self.t > 0 && raw.starttime >= born_after_ticks).then_some(self.last_sample);
+            self.add(pid, &raw, now, born);
+        }
+        self.seen.retain(|_, s| s.generation == generation);
+    }
+
+    /// One sample: every followed process, new matches, ingestbench, the cgroups.
+    fn sample(&mut self) -> Second {
+        let now = Instant::now();
+        let interval_s = now
+            .saturating_duration_since(self.last_sample)
+            .as_secs_f64();
+        let full = summary::is_full(interval_s, self.nominal.as_secs_f64());
+        self.t = self.t.saturating_add(1);
+        let t = self.t;
+        for i in 0..self.procs.len() {
+            if !self.procs[i].alive {
+                continue;
+            }
+            let pid = self.procs[i].pid;
+            let raw = read_proc(&mut self.reader, pid, self.children);
+            let p = &mut self.procs[i];
+            p.update(raw.as_ref(), t, Instant::now(), self.tck, full);
+            if !p.alive {
+                self.live.remove(&pid);
+            }
+        }
+        self.scan(Instant::now());
+        if let Some(own) = self.own.as_mut() {
+            let raw = read_proc(&mut self.reader, own.pid, self.children);
+            own.update(raw.as_ref(), t, Instant::now(), self.tck, full);
+        }
+        for c in &mut self.cgroups {
+            c.update(&mut self.reader, Instant::now(), full);
+        }
+        self.last_sample = now;
+        self.last_sample_boot = procfs::boot_seconds();
+        self.second(interval_s)
+    }
+
+    /// The interval just read, as a [`Second`]: live processes and those found gone in it.
+    fn second(&self, interval_s: f64) -> Second {
+        let t = self.t;
+        let mut total = Totals::default();
+        let mut procs = Vec::new();
+        for p in &self.procs {
+            total.cpu_s += p.cur.cpu_s;
+            if p.alive || p.died_t == Some(t) {
+                total.cores += p.cur.cores;
+                total.busiest_cores = total.busiest_cores.max(p.cur.cores);
+                if p.alive {
+                    total.rss_bytes += p.cur.rss_bytes;
+                    total.most_memory_bytes = total.most_memory_bytes.max(p.cur.rss_bytes);
+                }
+                procs.push(p.cur.clone());
+            }
+        }
+        let mut cgroups = Vec::with_capacity(self.cgroups.len());
+        for c in &self.cgroups {
+            total.cpu_s += c.cur.cpu_s;
+            total.cores += c.cur.cores;
+            total.busiest_cores = total.busiest_cores.max(c.cur.cores);
+            total.most_memory_bytes = total.most_memory_bytes.max(c.cur.memory_bytes);
+            cgroups.push(c.cur.clone());
+        }
+        Second {
+            t,
+            interval_s,
+            procs,
+            cgroups,
+            own: self.own.as_ref().map(|o| o.cur.clone()),
+            total,
+        }
+    }
+
+    /// The thread: a sample at start + k × interval until told to stop (or the Watcher is
+    /// gone), then a last partial one when at least a quarter interval has passed.
+    fn run(mut self, stop: &mpsc::Receiver<()>, latest: &Mutex<Arc<Second>>) -> Observed {
+        let start = self.last_sample;
+        let nominal = self.nominal;
+        let mut k: u32 = 1;
+        loop {
+            let deadline = nominal
+                .checked_mul(k)
+                .and_then(|d| start.checked_add(d))
+                .unwrap_or_else(|| Instant::now() + nominal);
+            let wait = deadline.saturating_duration_since(Instant::now());
+            let stopping = match stop.recv_timeout(wait) {
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => true,
+                Err(RecvTimeoutError::Timeout) => false,
+            };
+            if stopping && self.last_sample.elapsed() < nominal / 4 {
+                break;
+            }
+            let second = self.sample();
+            let shared = Arc::new(second.clone());
+            self.seconds.push(second);
+            match latest.lock() {
+                Ok(mut g) => *g = shared,
+                Err(poisoned) => *poisoned.into_inner() = shared,
+            }
+            if stopping {
+                break;
+            }
+            let behind = (start.elapsed().as_secs_f64() / nominal.as_secs_f64()).floor();
+            k = k.saturating_add(1).max((behind as u32).saturating_add(1));
+        }
+        self.observed()
+    }
+
+    fn observed(self) -> Observed {
+        let processes: Vec<ProcSummary> = self.procs.iter().map(Proc::summary).collect();
+        let cgroups: Vec<CgroupSummary> = self.cgroups.iter().map(Cgroup::summary).collect();
+        let total = summary::total_summary(
+            &self.seconds,
+            self.nominal.as_secs_f64(),
+            &processes,
+            &cgroups,
+        );
+        Observed {
+            own: self.own.as_ref().map(Proc::summary),
+            seconds: self.seconds,
+            processes,
+            cgroups,
+            total,
+        }
+    }
+}
