@@ -16,8 +16,13 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 use ingestbench::config::schema::Slo;
+use ingestbench::observe::{
+    Observed, ProcSecond, ProcSummary, Second as ObservedSecond, TotalSummary, Totals,
+};
 use ingestbench::report::slo::{Facts, SloResult};
-use ingestbench::report::{self, Context, Report, TargetInfo, Verdict, Verification, hdr};
+use ingestbench::report::{
+    self, Context, LaunchedTarget, Report, TargetInfo, Verdict, Verification, hdr,
+};
 use ingestbench::stats::result::{RunResult, Second, SecondCounts};
 use ingestbench::stats::snapshot::{ControlMark, Latency, LatencySummary};
 use ingestbench::stats::{Counters, new_histogram};
@@ -190,6 +195,93 @@ fn context() -> Context {
             duplicates: 50,
             lost_events: 0,
         }),
+        watched: Some((observed(), Some(launched()))),
+    }
+}
+
+/// A watched collector for the first three seconds: 0.5, 0.7, 0.6 cores, 40 MiB resident.
+fn observed() -> Observed {
+    let proc = |cores: f64| ProcSecond {
+        pid: 4242,
+        name: "syslog-ng".into(),
+        cores,
+        rss_bytes: 40 << 20,
+        rss_peak_bytes: 42 << 20,
+        alive: true,
+        ..ProcSecond::default()
+    };
+    let seconds = [0.5, 0.7, 0.6]
+        .iter()
+        .enumerate()
+        .map(|(k, &c)| ObservedSecond {
+            t: k as u32 + 1,
+            interval_s: 1.0,
+            procs: vec![proc(c)],
+            own: Some(ProcSecond {
+                cores: 0.25,
+                ..proc(0.25)
+            }),
+            total: Totals {
+                cores: c,
+                cpu_s: 0.0,
+                rss_bytes: 40 << 20,
+                busiest_cores: c,
+                most_memory_bytes: 42 << 20,
+            },
+            ..ObservedSecond::default()
+        })
+        .collect();
+    let summary = ProcSummary {
+        pid: 4242,
+        name: "syslog-ng".into(),
+        cmdline: "syslog-ng -F".into(),
+        first_t: 1,
+        last_t: 3,
+        cpu_s: 1.8,
+        user_s: 1.2,
+        system_s: 0.6,
+        cores_mean: 0.6,
+        cores_p95: 0.7,
+        cores_max: 0.7,
+        rss_peak_bytes: 42 << 20,
+        pss_peak_bytes: Some(30 << 20),
+        threads_max: 4,
+        fds_max: 12,
+    };
+    Observed {
+        seconds,
+        processes: vec![summary.clone()],
+        own: Some(ProcSummary {
+            pid: 1000,
+            name: "ingestbench".into(),
+            cpu_s: 0.75,
+            cores_mean: 0.25,
+            cores_p95: 0.25,
+            cores_max: 0.25,
+            pss_peak_bytes: None,
+            ..summary
+        }),
+        total: TotalSummary {
+            cpu_s: 1.8,
+            cores_mean: 0.6,
+            cores_p95: 0.7,
+            cores_max: 0.7,
+            busiest_cores_max: 0.7,
+            rss_peak_bytes: 40 << 20,
+            most_memory_bytes: 42 << 20,
+        },
+        ..Observed::default()
+    }
+}
+
+fn launched() -> LaunchedTarget {
+    LaunchedTarget {
+        command: "/usr/sbin/syslog-ng".into(),
+        pid: 4242,
+        exited_early: false,
+        exit_code: Some(0),
+        signal: None,
+        killed: false,
     }
 }
 

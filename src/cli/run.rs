@@ -82,6 +82,10 @@ pub struct Args {
     /// keep the status page and /metrics up this long after the run ends, e.g. 15s
     #[argh(option)]
     linger: Option<String>,
+    /// watch a process or cgroup during the run (CPU, memory): pid:N, name:NAME (every match,
+    /// also ones that start later) or cgroup:PATH; repeatable, added to observability.watch
+    #[argh(option)]
+    watch: Vec<String>,
 }
 
 crate::yaml_enum!(
@@ -131,6 +135,14 @@ fn overrides(a: &Args) -> Result<Overrides, SetupError> {
         status_token_env: a.status_token_env.clone(),
         prometheus: a.prometheus,
         linger: duration_flag("--linger", &a.linger)?,
+        watch: a
+            .watch
+            .iter()
+            .map(|w| {
+                run::plan::WatchArg::parse(w)
+                    .map_err(|e| SetupError::invalid(format!("--watch {e}")))
+            })
+            .collect::<Result<_, _>>()?,
     })
 }
 

@@ -97,6 +97,7 @@ pub fn snapshot(m: &Merger, cx: LiveState) -> Snapshot {
         intended_buckets: buckets(&m.latency),
         service_buckets: buckets(&m.service),
         stored: None,
+        watched: None,
         control: cx.control,
         history: history(&m.seconds),
         aborted: cx.aborted,

@@ -10,7 +10,7 @@ use std::fmt::Write;
 use crate::report::{Report, SecondRow};
 
 /// The columns, in order: the keys of a `timeline` row in the JSON report.
-pub const COLUMNS: [&str; 11] = [
+pub const COLUMNS: [&str; 14] = [
     "t",
     "target_eps",
     "events_sent",
@@ -21,6 +21,9 @@ pub const COLUMNS: [&str; 11] = [
     "p99_ms",
     "lag_ms_max",
     "backlog_events",
+    "watched_cores",
+    "watched_rss_bytes",
+    "own_cores",
     "control",
 ];
 
@@ -37,7 +40,7 @@ pub fn render(r: &Report) -> String {
 fn push_row(out: &mut String, row: &SecondRow) {
     let _ = write!(
         out,
-        "{},{},{},{},{},{},{},{},{},{},",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},",
         row.t,
         row.target_eps,
         row.events_sent,
@@ -48,9 +51,17 @@ fn push_row(out: &mut String, row: &SecondRow) {
         row.p99_ms,
         row.lag_ms_max,
         row.backlog_events,
+        opt(row.watched_cores),
+        opt(row.watched_rss_bytes),
+        opt(row.own_cores),
     );
     out.push_str(&field(&row.control.join(";")));
     out.push('\n');
+}
+
+/// An optional number: empty when absent.
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
 }
 
 /// One field, quoted when RFC 4180 needs it (a comma, a double quote, CR or LF), with
@@ -89,6 +100,9 @@ mod tests {
             p99_ms: 9.0,
             lag_ms_max: 0.5,
             backlog_events: 0,
+            watched_cores: None,
+            watched_rss_bytes: None,
+            own_cores: None,
             control: vec!["pause", "resume"],
         };
         // Every column is a key of the row's JSON, in the JSON's order, and nothing else.
@@ -104,6 +118,9 @@ mod tests {
         assert_eq!(json.matches("\":").count(), COLUMNS.len(), "{json}");
         let mut out = String::new();
         push_row(&mut out, &row);
-        assert_eq!(out, "3,1500.5,1500,1400,100,2,1.25,9,0.5,0,pause;resume\n");
+        assert_eq!(
+            out,
+            "3,1500.5,1500,1400,100,2,1.25,9,0.5,0,,,,pause;resume\n"
+        );
     }
 }

@@ -59,6 +59,10 @@ pub struct Report {
     /// Time the run spent paused by control, seconds (not part of the schedule).
     pub paused_s: f64,
     pub verification: Option<Verification>,
+    /// What the watched processes and cgroups used (`observability.watch`, `--watch`, a
+    /// launched `observability.target`), and ingestbench itself.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watched: Option<Watched>,
     /// The ceiling search's steps and result, when the report is one's (`find_ceiling`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<ceiling::Ceiling>,
@@ -71,6 +75,33 @@ pub struct Report {
     pub verdict: Verdict,
     /// The config as read, defaults applied. Holds where tokens are, never a token.
     pub config: serde_json::Value,
+}
+
+/// The watched processes over the run: per process and cgroup, summed, and ingestbench's own.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Watched {
+    pub processes: Vec<crate::observe::ProcSummary>,
+    pub cgroups: Vec<crate::observe::CgroupSummary>,
+    pub total: crate::observe::TotalSummary,
+    /// The summed cores' p95 over the seconds after the warm-up (what
+    /// `slo.max_watched_cpu_cores` judges).
+    pub cores_p95_measured: Option<f64>,
+    pub own: Option<crate::observe::ProcSummary>,
+    /// The target the run launched, and how it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub launched: Option<LaunchedTarget>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LaunchedTarget {
+    pub command: String,
+    pub pid: u32,
+    /// It exited before the run stopped it.
+    pub exited_early: bool,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    /// It did not stop on SIGTERM within the grace time.
+    pub killed: bool,
 }
 
 /// PASS (exit 0) or FAIL with the exit code and every reason.
@@ -284,6 +315,11 @@ pub struct SecondRow {
     pub p99_ms: f64,
     pub lag_ms_max: f64,
     pub backlog_events: u64,
+    /// The watched processes' CPU (cores, summed) and resident memory in this second, and
+    /// ingestbench's own CPU; null when nothing is watched.
+    pub watched_cores: Option<f64>,
+    pub watched_rss_bytes: Option<u64>,
+    pub own_cores: Option<f64>,
     /// Control actions taken in this second (`pause`, `resume`, `rate`, `stop`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub control: Vec<&'static str>,
@@ -351,6 +387,8 @@ pub struct Context {
     /// What the default objectives need to know (HEC ack asked for).
     pub slo_facts: slo::Facts,
     pub verification: Option<Verification>,
+    /// What the watched processes used, second by second, and the launched target.
+    pub watched: Option<(crate::observe::Observed, Option<LaunchedTarget>)>,
 }
 
 pub(crate) fn rfc3339(ns: i64) -> String {
@@ -503,6 +541,9 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
             p99_ms: s.latency.intended.p99,
             lag_ms_max: s.counts.lag_ns_max as f64 / 1e6,
             backlog_events: s.counts.backlog_events,
+            watched_cores: None,
+            watched_rss_bytes: None,
+            own_cores: None,
             control: r
                 .control
                 .iter()
@@ -543,6 +584,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         control: r.control.clone(),
         paused_s: r.paused.as_secs_f64(),
         verification: cx.verification,
+        watched: None,
         ceiling: None,
         sizing: Vec::new(),
         slo: Vec::new(),
@@ -550,8 +592,48 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         verdict: Verdict::default(),
         config: cx.config,
     };
+    if let Some((observed, launched)) = cx.watched {
+        rep.watched = Some(watched(&mut rep.timeline, observed, launched, r.warmup));
+    }
     rep.slo = slo::judge(&cx.slo, &rep, cx.slo_facts);
     rep
+}
+
+/// The watched processes into the timeline (a watcher's interval `t` is the run's second
+/// `t - 1`: both start together) and their summary, with the summed cores' p95 after the
+/// warm-up.
+fn watched(
+    rows: &mut [SecondRow],
+    o: crate::observe::Observed,
+    launched: Option<LaunchedTarget>,
+    warmup: Duration,
+) -> Watched {
+    for s in &o.seconds {
+        if let Some(row) = s.t.checked_sub(1).and_then(|k| rows.get_mut(k as usize)) {
+            row.watched_cores = Some(s.total.cores);
+            row.watched_rss_bytes = Some(s.total.rss_bytes);
+            row.own_cores = s.own.as_ref().map(|p| p.cores);
+        }
+    }
+    let warm = warmup.as_secs_f64().ceil() as u32;
+    let mut measured: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.t >= warm)
+        .filter_map(|r| r.watched_cores)
+        .collect();
+    measured.sort_by(f64::total_cmp);
+    let cores_p95_measured = (!measured.is_empty()).then(|| {
+        let rank = ((0.95 * measured.len() as f64).ceil() as usize).clamp(1, measured.len());
+        measured[rank - 1]
+    });
+    Watched {
+        processes: o.processes,
+        cgroups: o.cgroups,
+        total: o.total,
+        cores_p95_measured,
+        own: o.own,
+        launched,
+    }
 }
 
 #[cfg(test)]

@@ -280,6 +280,9 @@ mod tests {
             p99_ms: 0.0,
             lag_ms_max: 0.0,
             backlog_events: 0,
+            watched_cores: None,
+            watched_rss_bytes: None,
+            own_cores: None,
             control: Vec::new(),
         }
     }

@@ -154,6 +154,19 @@ pub fn judge(s: &Slo, r: &Report, facts: Facts) -> Vec<SloResult> {
         0.0,
         Some(sum.acks_pending as f64),
     );
+    let w = r.watched.as_ref();
+    rows.asked(
+        "max_watched_cpu_cores",
+        AtMost,
+        s.max_watched_cpu_cores,
+        w.and_then(|w| w.cores_p95_measured),
+    );
+    rows.asked(
+        "max_watched_rss",
+        AtMost,
+        s.max_watched_rss.map(|b| b.0 as f64),
+        w.map(|w| w.total.rss_peak_bytes as f64),
+    );
     rows.or_default(
         "max_lost_events",
         AtMost,

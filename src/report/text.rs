@@ -59,6 +59,7 @@ pub fn render_with(r: &Report, timeline: Timeline) -> String {
     histogram(&mut o, r);
     statuses(&mut o, r);
     stored(&mut o, r);
+    watched(&mut o, r);
     timeline_rows(&mut o, &r.timeline, timeline);
     crate::report::sizing::text(&mut o, &r.sizing);
     if let Some(c) = &r.ceiling {
@@ -364,6 +365,78 @@ fn stored(o: &mut String, r: &Report) {
     }
 }
 
+fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / 1_048_576.0)
+}
+
+/// What the watched processes used: one line each, the sum, ingestbench's own.
+fn watched(o: &mut String, r: &Report) {
+    let Some(w) = &r.watched else { return };
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "watched  cores mean / p95 / max, CPU seconds, peak RSS (PSS)"
+    );
+    let line = |o: &mut String, who: &str, p: &crate::observe::ProcSummary| {
+        let pss = p
+            .pss_peak_bytes
+            .map(|b| format!(" ({})", mib(b)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "  {who:<28} {:>6.2} / {:>6.2} / {:>6.2}  {:>9.2} s  {}{pss}",
+            p.cores_mean,
+            p.cores_p95,
+            p.cores_max,
+            p.cpu_s,
+            mib(p.rss_peak_bytes)
+        );
+    };
+    for p in &w.processes {
+        line(o, &format!("{}[{}]", p.name, p.pid), p);
+    }
+    for c in &w.cgroups {
+        let _ = writeln!(
+            o,
+            "  {:<28} {:>6.2} / {:>6.2} / {:>6.2}  {:>9.2} s  {} (memory.peak)",
+            c.path,
+            c.cores_mean,
+            c.cores_p95,
+            c.cores_max,
+            c.cpu_s,
+            mib(c.memory_peak_bytes)
+        );
+    }
+    let t = &w.total;
+    let p95 = w
+        .cores_p95_measured
+        .map(|v| format!(" (p95 after the warm-up {v:.2})"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        o,
+        "  {:<28} {:>6.2} / {:>6.2} / {:>6.2}  {:>9.2} s  {} summed{p95}",
+        "total",
+        t.cores_mean,
+        t.cores_p95,
+        t.cores_max,
+        t.cpu_s,
+        mib(t.rss_peak_bytes)
+    );
+    if let Some(p) = &w.own {
+        line(o, "ingestbench (this run)", p);
+    }
+    if let Some(l) = &w.launched {
+        let how = match (l.exited_early, l.killed, l.exit_code, l.signal) {
+            (true, _, _, _) => "exited during the run".to_string(),
+            (_, true, _, _) => "killed after ignoring SIGTERM".to_string(),
+            (_, _, Some(c), _) => format!("stopped, exit {c}"),
+            (_, _, _, Some(s)) => format!("stopped by signal {s}"),
+            _ => "stopped".to_string(),
+        };
+        let _ = writeln!(o, "  launched {} (pid {}): {how}", l.command, l.pid);
+    }
+}
+
 /// Whether two target rates are the same (up to float noise in the schedule's integral).
 fn same_rate(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
@@ -501,6 +574,9 @@ mod tests {
             p99_ms: 0.0,
             lag_ms_max: 0.0,
             backlog_events: 0,
+            watched_cores: None,
+            watched_rss_bytes: None,
+            own_cores: None,
             control: Vec::new(),
         }
     }

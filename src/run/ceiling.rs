@@ -782,6 +782,7 @@ mod tests {
                 },
                 slo_facts: Default::default(),
                 verification: None,
+                watched: None,
             },
         )
     }

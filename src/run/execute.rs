@@ -18,6 +18,8 @@ use crate::engine::worker::WirePlan;
 use crate::engine::{self, EnginePlan, Steering, Stop};
 use crate::exit::Exit;
 use crate::generate::time;
+use crate::observe::{self, Launched, ObserveError, Watcher};
+use crate::report::LaunchedTarget;
 use crate::report::hdr_log::SharedHdrLog;
 use crate::report::{self, Context, Report, TargetInfo, Verification, sizing, slo};
 use crate::run::error::SetupError;
@@ -28,12 +30,17 @@ use crate::sink::{self, SinkHandle, SinkStats};
 use crate::stats::new_histogram;
 use crate::stats::result::AbortReason;
 use crate::stats::snapshot::{RunInfo, Snapshot, SnapshotCell, Stored};
+use crate::stats::snapshot::{WatchedNow, WatchedProcess};
+use std::time::Duration;
 
 /// A run whose target is up and whose engine plan is built.
 pub struct Started {
     pub info: RunInfo,
     hdr_log: Option<SharedHdrLog>,
     sizing: Option<SizingGather>,
+    /// The target the run launched (`observability.target`), with its stop grace.
+    launched: Launch,
+    watcher: Option<Watcher>,
     engine: EnginePlan,
     sink: Option<SinkHandle>,
     endpoint: Endpoint,
@@ -64,6 +71,7 @@ pub fn run_info(p: &RunPlan, address: Option<&Endpoint>) -> RunInfo {
 }
 
 pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
+    let (launched, watcher) = watch(&plan)?;
     let (sink, endpoint) = match &plan.destination {
         Destination::Builtin(sc) => {
             let h = sink::start(sc.clone()).map_err(SetupError::Sink)?;
@@ -111,11 +119,114 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         info,
         hdr_log,
         sizing,
+        launched,
+        watcher,
         engine,
         sink,
         endpoint,
         started_wall_ns,
         plan,
+    })
+}
+
+/// A launched target and the time it gets between SIGTERM and SIGKILL.
+type Launch = Option<(Launched, Duration)>;
+
+/// Launches the target (waiting until its port accepts) and starts watching: the launched
+/// target's PID joins what the config and `--watch` name. With nothing named, nothing is
+/// watched (ingestbench's own figures come with watched ones, to compare).
+fn watch(p: &RunPlan) -> Result<(Launch, Option<Watcher>), SetupError> {
+    let launched = match &p.watch.launch {
+        Some((spec, grace)) => Some((Launched::start(spec).map_err(observe_error)?, *grace)),
+        None => None,
+    };
+    let mut spec = p.watch.spec.clone();
+    if let Some((l, _)) = &launched {
+        spec.pids.push(l.pid());
+    }
+    let nothing = spec.pids.is_empty() && spec.names.is_empty() && spec.cgroups.is_empty();
+    if nothing {
+        return Ok((launched, None));
+    }
+    let watcher = Watcher::start(spec, Duration::from_secs(1)).map_err(observe_error)?;
+    Ok((launched, Some(watcher)))
+}
+
+/// A PID or cgroup that is not there is the config's (2); a target that would not start, the
+/// run's (6).
+fn observe_error(e: ObserveError) -> SetupError {
+    match e {
+        ObserveError::NoSuchPid(_) | ObserveError::Cgroup { .. } => {
+            SetupError::invalid(format!("observability.watch: {e}"))
+        }
+        _ => SetupError::Io(format!("observability.target: {e}")),
+    }
+}
+
+/// The watcher's last interval as the live view shows it.
+fn watched_now(s: &observe::Second) -> WatchedNow {
+    let proc = |p: &observe::ProcSecond| WatchedProcess {
+        pid: p.pid,
+        name: p.name.clone(),
+        cpu_cores: p.cores,
+        cpu_s: p.cpu_s,
+        rss_bytes: p.rss_bytes,
+        alive: p.alive,
+    };
+    WatchedNow {
+        cpu_cores: s.total.cores,
+        rss_bytes: s.total.rss_bytes,
+        cpu_s: s.total.cpu_s,
+        processes: s.procs.iter().map(proc).collect(),
+        own: s.own.as_ref().map(proc),
+    }
+}
+
+/// The watched seconds as the sizing table takes them: each process and cgroup by name, in
+/// the run's seconds (a watcher's interval `t` is the run's second `t - 1`).
+fn sizing_seconds(o: &observe::Observed) -> Vec<sizing::WatchedSecond> {
+    o.seconds
+        .iter()
+        .filter(|s| s.t > 0)
+        .map(|s| sizing::WatchedSecond {
+            t: s.t - 1,
+            each: s
+                .procs
+                .iter()
+                .map(|p| (format!("{}[{}]", p.name, p.pid), p.cores, p.rss_bytes))
+                .chain(
+                    s.cgroups
+                        .iter()
+                        .map(|c| (c.path.clone(), c.cores, c.memory_bytes)),
+                )
+                .collect(),
+        })
+        .collect()
+}
+
+/// Stops the launched target by PID and says how it ended; `exited_early` when the watcher
+/// saw it gone before the stop.
+fn stop_launched(
+    launched: Launch,
+    observed: Option<&observe::Observed>,
+    command: &str,
+) -> Option<LaunchedTarget> {
+    let (l, grace) = launched?;
+    let pid = l.pid();
+    let exited_early = observed.is_some_and(|o| {
+        o.seconds
+            .iter()
+            .flat_map(|s| &s.procs)
+            .any(|p| p.pid == pid && !p.alive)
+    });
+    let st = l.stop(grace);
+    Some(LaunchedTarget {
+        command: command.to_string(),
+        pid,
+        exited_early,
+        exit_code: st.exit,
+        signal: st.signal,
+        killed: st.killed,
     })
 }
 
@@ -144,7 +255,11 @@ impl SizingGather {
     }
 
     /// The table, once the run has ended.
-    fn rows(&self, rep: &Report) -> Vec<sizing::SizingRow> {
+    fn rows(
+        &self,
+        rep: &Report,
+        watched: Option<&[sizing::WatchedSecond]>,
+    ) -> Vec<sizing::SizingRow> {
         let p99: Vec<Option<f64>> = self
             .latency
             .lock()
@@ -162,7 +277,7 @@ impl SizingGather {
             timeline: &rep.timeline,
             p99_ms: &p99,
             stored: rep.verification.as_ref().map(|_| self.stored.as_slice()),
-            watched: None,
+            watched,
         })
     }
 }
@@ -263,7 +378,11 @@ pub fn execute(
     let run_id = s.plan.run_id.clone();
     let sink = s.sink;
     let mut sizing = s.sizing;
+    let watcher = s.watcher;
     let mut publish = |mut snap: Snapshot| {
+        if let Some(w) = &watcher {
+            snap.watched = Some(watched_now(&w.latest()));
+        }
         if let Some(h) = &sink {
             let stored = stored_of(&h.stats(), &run_id, snap.cumulative.events_accepted);
             if let Some(g) = sizing.as_mut() {
@@ -286,6 +405,22 @@ pub fn execute(
     }
     let verification: Option<Verification> =
         sink.map(|h| stored_of(&h.shutdown(), &run_id, result.totals.events_accepted));
+    let observed = watcher.map(Watcher::finish);
+    let command = s
+        .plan
+        .watch
+        .launch
+        .as_ref()
+        .map(|(l, _)| l.command.clone())
+        .unwrap_or_default();
+    let launched = stop_launched(s.launched, observed.as_ref(), &command);
+    let watched_seconds = observed.as_ref().map(sizing_seconds);
+    if let Some(l) = launched.as_ref().filter(|l| l.exited_early) {
+        notes.push(format!(
+            "the launched target ({}, pid {}) exited during the run",
+            l.command, l.pid
+        ));
+    }
     let p = s.plan;
     let cfg = &p.config;
     let mut rep = report::build(
@@ -310,10 +445,11 @@ pub fn execute(
                 hec_ack: cfg.target.hec.as_ref().is_some_and(|h| h.ack),
             },
             verification,
+            watched: observed.map(|o| (o, launched)),
         },
     );
     if let Some(g) = &sizing {
-        rep.sizing = g.rows(&rep);
+        rep.sizing = g.rows(&rep, watched_seconds.as_deref());
     }
     let (exit, reasons) = verdict(&rep, &result.abort);
     rep.verdict = report::Verdict {
@@ -381,6 +517,20 @@ pub fn verdict(rep: &Report, abort: &Option<AbortReason>) -> (Exit, Vec<String>)
         }
         Some(other) => return (Exit::Aborted, vec![format!("run aborted: {other}")]),
         None => {}
+    }
+    if let Some(l) = rep
+        .watched
+        .as_ref()
+        .and_then(|w| w.launched.as_ref())
+        .filter(|l| l.exited_early)
+    {
+        return (
+            Exit::Aborted,
+            vec![format!(
+                "the launched target ({}, pid {}) exited during the run",
+                l.command, l.pid
+            )],
+        );
     }
     if let Some(v) = &rep.verification
         && (v.lost_events > 0 || v.duplicates > 0)

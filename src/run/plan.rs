@@ -18,6 +18,7 @@ use crate::engine::Stop;
 use crate::engine::pacer::Profile;
 use crate::engine::worker::Timeouts;
 use crate::net::tls::{self, TlsClient, TlsSettings};
+use crate::observe::{LaunchSpec, WatchSpec};
 use crate::pack::compile::CompiledPack;
 use crate::pack::entities::Entities;
 use crate::pack::{self, Catalog};
@@ -52,6 +53,60 @@ pub struct Overrides {
     pub prometheus: Option<SocketAddr>,
     /// Keep serving this long after the run ends (replaces `observability.linger`).
     pub linger: Option<Duration>,
+    /// More to watch (`--watch pid:N`, `name:NAME`, `cgroup:PATH`), added to
+    /// `observability.watch`.
+    pub watch: Vec<WatchArg>,
+}
+
+/// One `--watch` value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WatchArg {
+    Pid(u32),
+    Name(String),
+    Cgroup(String),
+}
+
+impl WatchArg {
+    /// `pid:1234`, `name:syslog-ng` or `cgroup:/sys/fs/cgroup/…` (a bare number is a PID).
+    pub fn parse(v: &str) -> Result<WatchArg, String> {
+        let bad = || format!("{v:?}: expected pid:N, name:NAME or cgroup:PATH");
+        match v.split_once(':') {
+            Some(("pid", n)) => n
+                .parse()
+                .ok()
+                .filter(|p| *p > 0)
+                .map(WatchArg::Pid)
+                .ok_or_else(bad),
+            Some(("name", n)) if !n.is_empty() && !n.contains('/') => Ok(WatchArg::Name(n.into())),
+            Some(("cgroup", p)) if !p.is_empty() => Ok(WatchArg::Cgroup(p.into())),
+            None => v
+                .parse()
+                .ok()
+                .filter(|p| *p > 0)
+                .map(WatchArg::Pid)
+                .ok_or_else(bad),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// What the run watches and launches (`observability.watch`, `.target`, `--watch`).
+#[derive(Clone, Debug, Default)]
+pub struct WatchPlan {
+    pub spec: WatchSpec,
+    /// A target to launch before the load (its PID joins `spec`) and stop after, with the
+    /// time it gets between SIGTERM and SIGKILL.
+    pub launch: Option<(LaunchSpec, Duration)>,
+}
+
+impl WatchPlan {
+    /// Something besides ingestbench itself is watched or launched.
+    pub fn any(&self) -> bool {
+        self.launch.is_some()
+            || !(self.spec.pids.is_empty()
+                && self.spec.names.is_empty()
+                && self.spec.cgroups.is_empty())
+    }
 }
 
 /// What to serve while the run goes on (the status page, `/metrics`), from the config's
@@ -106,6 +161,7 @@ pub struct RunPlan {
     pub pin: bool,
     /// The status page and `/metrics` to serve during the run.
     pub serve: ServePlan,
+    pub watch: WatchPlan,
     /// Things a person should know before the run starts (validation warnings, TLS off).
     pub warnings: Vec<String>,
 }
@@ -205,6 +261,7 @@ pub fn plan(
     let profile = profile(&cfg.workload)?;
     let stop = stop(&cfg.workload)?;
     let serve = serve_plan(&cfg, ov)?;
+    let watch = watch_plan(&cfg, ov);
     let connections = ov
         .workers
         .or(cfg.workload.workers.map(|w| w as usize))
@@ -237,9 +294,38 @@ pub fn plan(
         timeouts: timeouts(&cfg),
         pin: !ov.no_pin,
         serve,
+        watch,
         warnings,
         config: cfg,
     })
+}
+
+fn watch_plan(cfg: &Config, ov: &Overrides) -> WatchPlan {
+    let w = &cfg.observability.watch;
+    let mut spec = WatchSpec {
+        pids: w.pids.clone(),
+        names: w.names.clone(),
+        cgroups: w.cgroups.iter().map(std::path::PathBuf::from).collect(),
+        children: w.children,
+        include_self: w.own,
+    };
+    for a in &ov.watch {
+        match a {
+            WatchArg::Pid(p) => spec.pids.push(*p),
+            WatchArg::Name(n) => spec.names.push(n.clone()),
+            WatchArg::Cgroup(c) => spec.cgroups.push(c.into()),
+        }
+    }
+    let launch = cfg.observability.target.as_ref().map(|t| {
+        let mut l = LaunchSpec::new(t.command.clone());
+        l.args = t.args.clone();
+        l.env = t.env.clone();
+        l.ready_port = t.ready_port;
+        l.ready_timeout = t.ready_timeout.0;
+        l.log = t.log.as_ref().map(std::path::PathBuf::from);
+        (l, t.stop_grace.0)
+    });
+    WatchPlan { spec, launch }
 }
 
 /// Applies command-line overrides, refusing values a run cannot take.

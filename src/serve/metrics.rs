@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use tiny_http::{Header, Method, Request, Response, Server, StatusCode};
 
-use crate::stats::snapshot::{Buckets, RunState, Snapshot, SnapshotCell, Stored};
+use crate::stats::snapshot::{
+    Buckets, RunState, Snapshot, SnapshotCell, Stored, WatchedNow, WatchedProcess,
+};
 
 /// The exposition's content type. Semicolons: Prometheus 3 refuses `version=0.0.4, charset`.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -61,6 +63,62 @@ fn render_build(s: &Snapshot, build: &Build, out: &mut String) {
     latency(&mut e, s);
     if let Some(st) = &s.stored {
         stored(&mut e, st);
+    }
+    if let Some(w) = &s.watched {
+        watched(&mut e, w);
+    }
+}
+
+/// The watched processes (by pid and name), their sum, and ingestbench's own.
+fn watched(e: &mut Expo, w: &WatchedNow) {
+    let each = |e: &mut Expo, name: &str, v: &dyn Fn(&WatchedProcess) -> f64| {
+        for p in &w.processes {
+            let pid = p.pid.to_string();
+            e.float(name, &[("pid", &pid), ("name", &p.name)], v(p));
+        }
+    };
+    let name = "ingestbench_watched_cpu_cores";
+    e.family(
+        name,
+        Kind::Gauge,
+        "CPU a watched process used in the last interval, in cores (1 = one core busy).",
+    );
+    each(e, name, &|p| p.cpu_cores);
+    let name = "ingestbench_watched_cpu_seconds_total";
+    e.family(
+        name,
+        Kind::Counter,
+        "CPU seconds (user + system) a watched process used since the run started watching it.",
+    );
+    each(e, name, &|p| p.cpu_s);
+    let name = "ingestbench_watched_rss_bytes";
+    e.family(name, Kind::Gauge, "Resident memory of a watched process.");
+    each(e, name, &|p| p.rss_bytes as f64);
+    let name = "ingestbench_watched_total_cpu_cores";
+    e.family(
+        name,
+        Kind::Gauge,
+        "CPU of all watched processes and cgroups in the last interval, summed, in cores.",
+    );
+    e.float(name, &[], w.cpu_cores);
+    let name = "ingestbench_watched_total_rss_bytes";
+    e.family(
+        name,
+        Kind::Gauge,
+        "Resident memory of all watched processes (and memory of watched cgroups), summed.",
+    );
+    e.int(name, &[], w.rss_bytes);
+    if let Some(own) = &w.own {
+        let name = "ingestbench_own_cpu_cores";
+        e.family(
+            name,
+            Kind::Gauge,
+            "CPU ingestbench itself used in the last interval, in cores.",
+        );
+        e.float(name, &[], own.cpu_cores);
+        let name = "ingestbench_own_rss_bytes";
+        e.family(name, Kind::Gauge, "Resident memory of ingestbench itself.");
+        e.int(name, &[], own.rss_bytes);
     }
 }
 
@@ -637,6 +695,24 @@ mod tests {
             duplicates: 10,
             lost_events: 0,
         });
+        let proc = |pid, name: &str, cores, rss| WatchedProcess {
+            pid,
+            name: name.into(),
+            cpu_cores: cores,
+            cpu_s: cores * 12.0,
+            rss_bytes: rss,
+            alive: true,
+        };
+        s.watched = Some(WatchedNow {
+            cpu_cores: 0.75,
+            rss_bytes: 50 << 20,
+            cpu_s: 9.0,
+            processes: vec![
+                proc(4242, "syslog-ng", 0.5, 40 << 20),
+                proc(4243, "my \"agent\"", 0.25, 10 << 20),
+            ],
+            own: Some(proc(1000, "ingestbench", 0.9, 30 << 20)),
+        });
         s
     }
 
@@ -694,7 +770,7 @@ mod tests {
             }
         }
         assert!(text.ends_with('\n'));
-        assert_eq!(types.len(), 20, "families: {types:?}");
+        assert_eq!(types.len(), 27, "families: {types:?}");
     }
 
     #[test]

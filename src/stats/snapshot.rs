@@ -132,6 +132,29 @@ pub struct Stored {
     pub lost_events: u64,
 }
 
+/// What the watched processes used in the last interval (`observability.watch`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WatchedNow {
+    /// Summed over the watched processes and cgroups (not ingestbench).
+    pub cpu_cores: f64,
+    pub rss_bytes: u64,
+    /// CPU seconds used since the start, summed.
+    pub cpu_s: f64,
+    pub processes: Vec<WatchedProcess>,
+    /// ingestbench itself.
+    pub own: Option<WatchedProcess>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WatchedProcess {
+    pub pid: u32,
+    pub name: String,
+    pub cpu_cores: f64,
+    pub cpu_s: f64,
+    pub rss_bytes: u64,
+    pub alive: bool,
+}
+
 /// One second of the recent history kept for charts.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Point {
@@ -196,6 +219,8 @@ pub struct Snapshot {
     pub service_buckets: Buckets,
     /// What the built-in sink stored, when it is the target.
     pub stored: Option<Stored>,
+    /// The watched processes and cgroups in the last interval, when any are watched.
+    pub watched: Option<WatchedNow>,
     pub control: Vec<ControlMark>,
     /// Up to `HISTORY_SECONDS` of the most recent complete seconds, oldest first.
     pub history: Vec<Point>,
@@ -236,6 +261,7 @@ impl Snapshot {
             intended_buckets: Buckets::default(),
             service_buckets: Buckets::default(),
             stored: None,
+            watched: None,
             control: Vec::new(),
             history: Vec::new(),
             aborted: None,
