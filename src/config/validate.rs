@@ -984,9 +984,9 @@ fn watch(o: &Observability, s: &Slo, r: &mut Reader) {
         ("max_watched_rss", s.max_watched_rss.is_some()),
     ] {
         if set && !watched {
-            r.error(
+            r.warning(
                 &format!("slo.{key}"),
-                "judges watched processes: give observability.watch (pids, names, cgroups) or observability.target",
+                "judges watched processes: give observability.watch (pids, names, cgroups), observability.target or run --watch",
             );
         }
     }

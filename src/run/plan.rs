@@ -262,6 +262,19 @@ pub fn plan(
     let stop = stop(&cfg.workload)?;
     let serve = serve_plan(&cfg, ov)?;
     let watch = watch_plan(&cfg, ov);
+    for (key, set) in [
+        (
+            "max_watched_cpu_cores",
+            cfg.slo.max_watched_cpu_cores.is_some(),
+        ),
+        ("max_watched_rss", cfg.slo.max_watched_rss.is_some()),
+    ] {
+        if set && !watch.any() {
+            return Err(SetupError::invalid(format!(
+                "slo.{key} judges watched processes, and nothing is watched: give observability.watch, observability.target or --watch"
+            )));
+        }
+    }
     let connections = ov
         .workers
         .or(cfg.workload.workers.map(|w| w as usize))
