@@ -288,3 +288,54 @@ fn the_sizing_table_against_syslog_ng_launched_as_the_target() {
         text.lines().count()
     );
 }
+
+#[test]
+fn a_watched_process_is_in_the_status_json_and_metrics_while_the_run_goes_on() {
+    let busy = Busy::start(0.3, 30);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        dir.path(),
+        "w.yaml",
+        &builtin("{ eps: 100, stop: { after: 6s } }", ""),
+    );
+    let (sp, mp) = (free_port(), free_port());
+    let mut run = bin()
+        .args(["run", "--config", &cfg, "--no-pin", "--watch"])
+        .arg(format!("pid:{}", busy.pid()))
+        .args(["--status", &format!("127.0.0.1:{sp}")])
+        .args(["--prometheus", &format!("127.0.0.1:{mp}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let get = |url: &str| {
+        ureq::get(url)
+            .call()
+            .ok()
+            .and_then(|mut r| r.body_mut().read_to_string().ok())
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let (mut status, mut metrics) = (Value::Null, String::new());
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let s: Value = get(&format!("http://127.0.0.1:{sp}/status.json"))
+            .and_then(|b| serde_json::from_str(&b).ok())
+            .unwrap_or(Value::Null);
+        if s["watched"]["processes"][0]["cpu_s"].as_f64().unwrap_or(0.0) > 0.0 {
+            status = s;
+            metrics = get(&format!("http://127.0.0.1:{mp}/metrics")).unwrap_or_default();
+            break;
+        }
+    }
+    let _ = run.kill();
+    let _ = run.wait();
+    let p = &status["watched"]["processes"][0];
+    assert_eq!(p["pid"].as_u64(), Some(u64::from(busy.pid())), "{status:#}");
+    assert!(status["watched"]["own"]["rss_bytes"].as_u64().unwrap() > 0);
+    let series = format!(
+        "ingestbench_watched_cpu_seconds_total{{pid=\"{}\",name=\"python3\"}}",
+        busy.pid()
+    );
+    assert!(metrics.contains(&series), "{metrics}");
+    assert!(metrics.contains("ingestbench_own_rss_bytes "), "{metrics}");
+}
