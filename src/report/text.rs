@@ -526,7 +526,7 @@ fn slo_table(o: &mut String, rows: &[slo::SloResult]) {
         let default = if x.default { "  (default)" } else { "" };
         let _ = writeln!(
             o,
-            "  {:<20} limit {:<10} actual {:<12} {verdict}{default}",
+            "  {:<22} limit {:<10} actual {:<12} {verdict}{default}",
             x.name, x.limit, actual
         );
     }
