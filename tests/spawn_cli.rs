@@ -76,7 +76,7 @@ fn keeps_200_per_second_for_3_seconds_re_executing_itself() {
     assert_eq!(f(&v, "/lateness_ms/count"), started);
     for q in ["p50", "p90", "p99", "p999", "max", "mean"] {
         let x = f(&v, &format!("/lateness_ms/{q}"));
-        assert!(x >= 0.0 && x < 1000.0, "lateness {q} = {x}");
+        assert!((0.0..1000.0).contains(&x), "lateness {q} = {x}");
     }
     assert!(f(&v, "/lateness_ms/max") >= f(&v, "/lateness_ms/p50"));
     assert!(v["spawns"]["late"].is_u64());

@@ -154,14 +154,14 @@ pub fn run(a: Args) -> Exit {
         }
         Exit::Aborted
     };
-    if let Some(path) = &a.report {
-        if let Err(e) = spawn::csv::append(path, &report) {
-            super::err(&format!(
-                "error: cannot write --report {}: {e}",
-                path.display()
-            ));
-            exit = Exit::Aborted;
-        }
+    if let Some(path) = &a.report
+        && let Err(e) = spawn::csv::append(path, &report)
+    {
+        super::err(&format!(
+            "error: cannot write --report {}: {e}",
+            path.display()
+        ));
+        exit = Exit::Aborted;
     }
     exit
 }

@@ -128,17 +128,8 @@ fn run_load(
         max_in_flight: plan.max_in_flight,
         deadline: plan.deadline(),
     };
-    let spawned = std::thread::scope(|s| {
-        let thread = std::thread::Builder::new()
-            .name("spawner".into())
-            .spawn_scoped(s, || {
-                spawner::run(&plan.schedule, launcher, &reaper, stop, limits, t0)
-            })
-            .map_err(|e| SpawnError::Setup(format!("spawner thread: {e}")))?;
-        thread
-            .join()
-            .map_err(|_| SpawnError::Setup("the spawner thread panicked".into()))
-    })?;
+    let spawned = spawner::run(&plan.schedule, launcher, &reaper, stop, limits, t0)
+        .map_err(|e| SpawnError::Setup(format!("spawner threads: {e}")))?;
     // The window is the duration asked for, or longer when the spawner ran late.
     sleep_until(t0 + plan.duration.as_nanos() as u64, stop);
     let observed = watcher.finish();

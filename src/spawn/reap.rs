@@ -55,9 +55,9 @@ impl Reaper {
         self.in_flight.clone()
     }
 
-    /// Takes a new child. Counted in flight before the reaper sees it.
+    /// Takes a new child, already counted in flight by the spawner (which takes a place
+    /// before it spawns); the reaper gives the place back when it reaps it.
     pub fn hand_over(&self, pid: u32) {
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
         if let Some(tx) = &self.tx {
             // The reaper only stops once `tx` is dropped, so this cannot fail while we hold it.
             let _ = tx.send(pid);
@@ -170,12 +170,16 @@ mod tests {
         let ok = launcher("true", &[]);
         let bad = launcher("false", &[]);
         let slow = launcher("sleep", &["30"]);
-        for _ in 0..5 {
-            r.hand_over(ok.spawn().unwrap());
-        }
-        r.hand_over(bad.spawn().unwrap());
-        r.hand_over(slow.spawn().unwrap());
         let in_flight = r.in_flight();
+        let give = |l: &Launcher| {
+            in_flight.fetch_add(1, Ordering::AcqRel);
+            r.hand_over(l.spawn().unwrap());
+        };
+        for _ in 0..5 {
+            give(&ok);
+        }
+        give(&bad);
+        give(&slow);
         let t = Instant::now();
         let got = r.finish(Duration::from_millis(300));
         assert!(t.elapsed() < Duration::from_secs(5));

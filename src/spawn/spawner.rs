@@ -1,9 +1,15 @@
-//! The spawner loop, on a thread of its own: sleep to spawn k's due time (absolute
+//! The spawner loop, on threads of its own (`LANES` of them, lane i taking spawns k ≡ i mod
+//! LANES): sleep to spawn k's due time (absolute
 //! `clock_nanosleep` on CLOCK_MONOTONIC, timer slack 1 ns), spawn, hand the child to the
 //! reaper, repeat. A due spawn is never skipped: when the loop is behind it spawns at once
 //! and records how late (an HDR histogram of nanoseconds from due to the `posix_spawn` call),
 //! so falling behind shows as lateness, never as a quietly lower rate. A spawn at least one
 //! period late counts as `late` — the tick a ticker loop would have dropped.
+//!
+//! Lanes, because a vfork-style `posix_spawn` holds its calling thread until the child has
+//! exec'd: when the machine is busy and the child waits for a CPU, so does that thread, and
+//! with one thread every spawn behind it would be late. Measured at 1,000/s on this shared
+//! 2-core machine (perf/README.md): one lane fell behind by hundreds of ms, four kept it.
 //!
 //! Bounded: at most `max_in_flight` children unreaped (past it the loop waits, and is late),
 //! nothing started after `deadline`, and a stop flag (SIGINT/SIGTERM) checked at least every
@@ -21,6 +27,9 @@ use super::schedule::Schedule;
 const MAX_NAP: Duration = Duration::from_millis(50);
 /// How long to wait before looking at the in-flight count again.
 const IN_FLIGHT_NAP: Duration = Duration::from_micros(100);
+
+/// Spawner threads, each taking every LANES-th spawn.
+pub const LANES: u64 = 4;
 
 /// How far the loop may go.
 #[derive(Clone, Copy, Debug)]
@@ -93,7 +102,8 @@ fn histogram() -> Histogram<u64> {
     })
 }
 
-/// Runs the schedule from `t0_ns` (a `now_ns` reading). Call on the spawner's own thread.
+/// Runs the schedule from `t0_ns` (a `now_ns` reading) on `LANES` threads of its own and
+/// merges what they did.
 pub fn run(
     schedule: &Schedule,
     launcher: &Launcher,
@@ -101,13 +111,75 @@ pub fn run(
     stop: &AtomicBool,
     limits: Limits,
     t0_ns: u64,
+) -> std::io::Result<Spawned> {
+    let lanes = LANES.min(schedule.count.max(1));
+    let done: Vec<std::io::Result<Spawned>> = std::thread::scope(|sc| {
+        let threads: Vec<_> = (0..lanes)
+            .map(|lane| {
+                std::thread::Builder::new()
+                    .name(format!("spawner-{lane}"))
+                    .spawn_scoped(sc, move || {
+                        run_lane(schedule, lane, lanes, launcher, reaper, stop, limits, t0_ns)
+                    })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| {
+                t?.join()
+                    .map_err(|_| std::io::Error::other("a spawner thread panicked"))
+            })
+            .collect()
+    });
+    let mut total: Option<Spawned> = None;
+    for lane in done {
+        let lane = lane?;
+        match &mut total {
+            None => total = Some(lane),
+            Some(t) => t.absorb(lane),
+        }
+    }
+    total.ok_or_else(|| std::io::Error::other("no spawner lane ran"))
+}
+
+impl Spawned {
+    /// Adds another lane's figures.
+    fn absorb(&mut self, o: Spawned) {
+        self.scheduled += o.scheduled;
+        self.started += o.started;
+        self.failed += o.failed;
+        self.late += o.late;
+        self.not_started += o.not_started;
+        if self.first_error.is_none() {
+            self.first_error = o.first_error;
+        }
+        // Same bounds on every lane, so adding cannot fail.
+        let _ = self.lateness_ns.add(&o.lateness_ns);
+        let _ = self.call_ns.add(&o.call_ns);
+        self.elapsed = self.elapsed.max(o.elapsed);
+        self.stopped = self.stopped.or(o.stopped);
+    }
+}
+
+/// One lane: spawns `lane`, `lane + lanes`, … of the schedule.
+#[allow(clippy::too_many_arguments)]
+fn run_lane(
+    schedule: &Schedule,
+    lane: u64,
+    lanes: u64,
+    launcher: &Launcher,
+    reaper: &Reaper,
+    stop: &AtomicBool,
+    limits: Limits,
+    t0_ns: u64,
 ) -> Spawned {
     tighten_timer_slack();
+    // Late means a period of the whole schedule behind: the tick a ticker would drop.
     let period_ns = schedule.period().as_nanos() as u64;
     let deadline_ns = t0_ns + limits.deadline.as_nanos() as u64;
     let in_flight = reaper.in_flight();
     let mut s = Spawned {
-        scheduled: schedule.count,
+        scheduled: 0,
         started: 0,
         failed: 0,
         late: 0,
@@ -118,7 +190,10 @@ pub fn run(
         elapsed: Duration::ZERO,
         stopped: None,
     };
-    for k in 0..schedule.count {
+    let mine = (lane..schedule.count).step_by(lanes as usize);
+    s.scheduled = (schedule.count.saturating_sub(lane)).div_ceil(lanes);
+    for (i, k) in mine.enumerate() {
+        let left = s.scheduled - i as u64;
         let due_ns = t0_ns + schedule.due(k).as_nanos() as u64;
         if let Err(why) = wait_due(due_ns, stop) {
             s.stopped = Some(why);
@@ -127,17 +202,18 @@ pub fn run(
             s.stopped = Some(why);
         }
         if s.stopped.is_some() {
-            s.not_started = schedule.count - k;
+            s.not_started = left;
             break;
         }
         let at = now_ns();
         if at > deadline_ns {
+            in_flight.fetch_sub(1, Ordering::AcqRel);
             s.stopped = Some("past the deadline");
-            s.not_started = schedule.count - k;
+            s.not_started = left;
             break;
         }
         let late = at.saturating_sub(due_ns);
-        let _ = s.lateness_ns.record(late.max(1));
+        s.lateness_ns.saturating_record(late.max(1));
         if late >= period_ns {
             s.late += 1;
         }
@@ -147,13 +223,15 @@ pub fn run(
                 reaper.hand_over(pid);
             }
             Err(e) => {
+                in_flight.fetch_sub(1, Ordering::AcqRel);
                 s.failed += 1;
                 if s.first_error.is_none() {
                     s.first_error = Some(e.to_string());
                 }
             }
         }
-        let _ = s.call_ns.record(now_ns().saturating_sub(at).max(1));
+        s.call_ns
+            .saturating_record(now_ns().saturating_sub(at).max(1));
     }
     s.elapsed = Duration::from_nanos(now_ns().saturating_sub(t0_ns));
     s
@@ -173,14 +251,25 @@ fn wait_due(due_ns: u64, stop: &AtomicBool) -> Result<(), &'static str> {
     }
 }
 
-/// Waits while `max` children are unreaped; gives up at the deadline or on a stop.
+/// Takes one of `max` in-flight places (given back by the reaper, or on a failed spawn);
+/// waits while none is free, and gives up at the deadline or on a stop.
 fn wait_in_flight(
     in_flight: &std::sync::atomic::AtomicU64,
     max: u64,
     deadline_ns: u64,
     stop: &AtomicBool,
 ) -> Result<(), &'static str> {
-    while in_flight.load(Ordering::Acquire) >= max {
+    loop {
+        let n = in_flight.load(Ordering::Acquire);
+        if n < max {
+            if in_flight
+                .compare_exchange(n, n + 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return Ok(());
+            }
+            continue;
+        }
         if stop.load(Ordering::Relaxed) {
             return Err("stopped by a signal");
         }
@@ -189,7 +278,6 @@ fn wait_in_flight(
         }
         std::thread::sleep(IN_FLIGHT_NAP);
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -216,7 +304,7 @@ mod tests {
             max_in_flight: 64,
             deadline: Duration::from_secs(5),
         };
-        let s = run(&sched, &l, &r, &stop, limits, now_ns());
+        let s = run(&sched, &l, &r, &stop, limits, now_ns()).unwrap();
         let reaped = r.finish(Duration::from_secs(2));
         assert_eq!(
             (s.scheduled, s.started, s.failed, s.not_started),
@@ -237,7 +325,7 @@ mod tests {
             max_in_flight: 3,
             deadline: Duration::from_millis(200),
         };
-        let s = run(&sched, &l, &r, &stop, limits, now_ns());
+        let s = run(&sched, &l, &r, &stop, limits, now_ns()).unwrap();
         let reaped = r.finish(Duration::from_millis(10));
         assert_eq!(s.started, 3);
         assert_eq!(s.not_started, 97);
@@ -255,7 +343,7 @@ mod tests {
             max_in_flight: 3,
             deadline: Duration::from_secs(20),
         };
-        let s = run(&sched, &l, &r, &stop, limits, now_ns());
+        let s = run(&sched, &l, &r, &stop, limits, now_ns()).unwrap();
         r.finish(Duration::from_millis(10));
         assert_eq!((s.started, s.not_started), (0, 100));
         assert_eq!(s.stopped, Some("stopped by a signal"));
