@@ -52,6 +52,13 @@ pip_install() {
     python3 -m pip install --quiet --break-system-packages "$package"
 }
 
+# Go (Debian's golang-go) builds the peer edr-loadgen from its source for tests/spawn_peer.rs
+# and perf/spawn-vs-edr-loadgen.sh (../shared/peers/edr-loadgen/build.sh); its cgo part needs gcc.
+if ! command -v go >/dev/null 2>&1; then
+  echo "installing golang-go"
+  apt_install golang-go gcc libc6-dev
+fi
+
 # openssl makes the throwaway test certificates (scripts/make-test-certs.sh).
 if ! command -v openssl >/dev/null 2>&1; then
   echo "installing openssl"

@@ -20,6 +20,7 @@ pub mod run;
 pub mod serve;
 pub mod sink;
 pub mod size;
+pub mod spawn;
 pub mod stats;
 #[cfg(test)]
 mod testutil;

@@ -9,6 +9,7 @@ mod secret;
 mod sink;
 mod size;
 mod sources;
+mod spawn;
 mod validate;
 mod version;
 
@@ -42,6 +43,7 @@ enum Command {
     Sources(sources::Args),
     Sink(sink::Args),
     Size(size::Args),
+    Spawn(spawn::Args),
     Secret(secret::Args),
     Version(version::Args),
 }
@@ -80,6 +82,7 @@ pub fn run(args: &[String]) -> i32 {
         Command::Sources(a) => sources::run(a),
         Command::Sink(a) => sink::run(a),
         Command::Size(a) => size::run(a),
+        Command::Spawn(a) => spawn::run(a),
         Command::Secret(a) => secret::run(a),
         Command::Version(a) => version::run(a),
     };

@@ -228,9 +228,15 @@ impl Drop for Launched {
     }
 }
 
+/// Whether something accepts on 127.0.0.1:`port`. A connection to itself does not count: with
+/// nobody listening on a port in the ephemeral range, the kernel can pick that same port as
+/// the source and the connect "succeeds" (TCP simultaneous open).
 fn accepts(port: u16, within: Duration) -> bool {
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-    TcpStream::connect_timeout(&addr, within).is_ok()
+    match TcpStream::connect_timeout(&addr, within) {
+        Ok(s) => s.local_addr().map_or(true, |local| local != addr),
+        Err(_) => false,
+    }
 }
 
 fn describe(st: ExitStatus) -> String {

@@ -170,3 +170,35 @@ pub fn run_json(cfg: &str, threads: u32, workers: u32) -> (Output, serde_json::V
     let v = serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
     (o, v)
 }
+
+/// A Python process with a known CPU duty cycle (`support/duty_cycle.py`: `busy_ms` of its own
+/// CPU time in every 100 ms, ending by itself after `lifetime_s`), for the `spawn` tests;
+/// stopped by its PID when dropped.
+pub struct DutyCycle {
+    child: Child,
+}
+
+impl DutyCycle {
+    pub fn start(busy_ms: u32, lifetime_s: u32) -> DutyCycle {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/duty_cycle.py");
+        let child = Command::new("python3")
+            .arg(script)
+            .args([lifetime_s.to_string(), busy_ms.to_string()])
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("python3 runs tests/support/duty_cycle.py");
+        // Let the interpreter start before anyone measures it.
+        std::thread::sleep(Duration::from_millis(300));
+        DutyCycle { child }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for DutyCycle {
+    fn drop(&mut self) {
+        stop_child(&mut self.child);
+    }
+}
