@@ -449,7 +449,10 @@ fn a_launched_http_server_is_waited_for_and_stopped() {
     let l = Launched::start(&s).unwrap();
     let pid = l.pid();
     if let Err(e) = TcpStream::connect(("127.0.0.1", port)) {
-        panic!("{e}; log: {}", std::fs::read_to_string(l.log_path()).unwrap_or_default());
+        panic!(
+            "{e}; log: {}",
+            std::fs::read_to_string(l.log_path()).unwrap_or_default()
+        );
     }
     let start = stat_starttime(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap());
     // Watchable like any PID while it runs.

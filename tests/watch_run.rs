@@ -321,7 +321,11 @@ fn a_watched_process_is_in_the_status_json_and_metrics_while_the_run_goes_on() {
         let s: Value = get(&format!("http://127.0.0.1:{sp}/status.json"))
             .and_then(|b| serde_json::from_str(&b).ok())
             .unwrap_or(Value::Null);
-        if s["watched"]["processes"][0]["cpu_s"].as_f64().unwrap_or(0.0) > 0.0 {
+        if s["watched"]["processes"][0]["cpu_s"]
+            .as_f64()
+            .unwrap_or(0.0)
+            > 0.0
+        {
             status = s;
             metrics = get(&format!("http://127.0.0.1:{mp}/metrics")).unwrap_or_default();
             break;
