@@ -550,3 +550,84 @@ fn a_target_ignoring_sigterm_is_killed_after_the_grace() {
     assert!(t0.elapsed() < Duration::from_secs(3));
     assert!(gone(pid, None));
 }
+
+/// Ticks (utime + stime) of this process's thread whose `comm` is `name`.
+fn thread_ticks(name: &str) -> Option<u64> {
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() == name {
+            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+            let rest = &stat[stat.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split(' ').collect();
+            return Some(f[11].parse::<u64>().ok()? + f[12].parse::<u64>().ok()?);
+        }
+    }
+    None
+}
+
+/// perf/observe-cost.sh: what sampling costs. `OBSERVE_COST_PIDS` (50) `sleep` children,
+/// watched by PID (`OBSERVE_COST_MODE=pids`, the default) or by name (`names`: the /proc rescan
+/// too), with ingestbench itself, once a second for `OBSERVE_COST_SECS` (20); prints the
+/// sampling thread's CPU as % of one core, from /proc/self/task/TID/stat.
+#[test]
+#[ignore = "a measurement; perf/observe-cost.sh runs it"]
+fn observe_cost() {
+    let env = |k: &str, d: u32| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let n = env("OBSERVE_COST_PIDS", 50);
+    let secs = env("OBSERVE_COST_SECS", 20);
+    let by_name = std::env::var("OBSERVE_COST_MODE").is_ok_and(|m| m == "names");
+    let name = format!("ib-cost-{}", std::process::id());
+    let kids: Vec<Kid> = (0..n).map(|_| sleeper(&name, secs + 30)).collect();
+    let spec = if by_name {
+        WatchSpec {
+            names: vec![name.clone()],
+            include_self: true,
+            ..WatchSpec::default()
+        }
+    } else {
+        WatchSpec {
+            pids: kids.iter().map(Kid::pid).collect(),
+            include_self: true,
+            ..WatchSpec::default()
+        }
+    };
+    let w = Watcher::start(spec, Duration::from_secs(1)).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t0 = Instant::now();
+    let ticks0 = thread_ticks("ingestbench-obs").expect("the sampling thread");
+    std::thread::sleep(Duration::from_secs(u64::from(secs)));
+    let ticks1 = thread_ticks("ingestbench-obs").expect("the sampling thread");
+    let wall = t0.elapsed().as_secs_f64();
+    let o = w.finish();
+    let tck = 100.0; // CLK_TCK on Linux; asserted below
+    assert_eq!(
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_else(|_| "100".into()),
+        "100"
+    );
+    let cpu = (ticks1 - ticks0) as f64 / tck;
+    let watched = o.seconds.last().map_or(0, |s| s.procs.len());
+    let procs_in_proc = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .count();
+    println!(
+        "observe-cost: mode {} | {watched} watched PIDs (+ own) | {} processes in /proc | {secs} s | \
+         sampling thread {cpu:.2} CPU s over {wall:.1} s = {:.3} % of one core | {:.2} ms per sample",
+        if by_name { "names" } else { "pids" },
+        procs_in_proc,
+        cpu / wall * 100.0,
+        cpu / o.seconds.len().max(1) as f64 * 1000.0,
+    );
+    assert_eq!(watched, n as usize);
+    drop(kids);
+}

@@ -141,11 +141,12 @@ impl Launched {
                 None if now >= settle => return Ok(l),
                 Some(port) if accepts(port, Duration::from_millis(200)) => return Ok(l),
                 Some(port) if now >= deadline => {
+                    let waited = started.elapsed();
                     let stopped = l.stop(DEFAULT_GRACE);
                     return Err(ObserveError::NotReady {
                         command: shown,
                         port,
-                        waited: started.elapsed(),
+                        waited,
                         log_tail: stopped.log_tail,
                     });
                 }

@@ -9,10 +9,10 @@
 //! into summaries (pure), `launch` is the launched target.
 //!
 //! Decisions, each checked against `../shared/reference/measurement-and-ops.md` §3:
-//! - **Hand parsing, not `procfs`.** Per process and interval we read `stat`, `status`,
-//!   `smaps_rollup` and stat `fd/`, each into one reused buffer through a reused path string
-//!   (`File::open` on a short path does not allocate), and parse the few fields we need in
-//!   place. The `procfs` crate parses every field of every file into owned structs (a
+//! - **Hand parsing, not `procfs`.** Per process and interval we read `stat`, `statm`,
+//!   `smaps_rollup` and stat `fd/` (and `status` one interval in five), each into one reused
+//!   buffer in one `read` through a reused path string (`File::open` on a short path does not
+//!   allocate), and parse the few fields we need in place. The `procfs` crate parses every field of every file into owned structs (a
 //!   `String` per `status` line, a `HashMap` for `smaps_rollup`) and would be a large new
 //!   dependency for five numbers. The parsers are small and unit-tested on real file text.
 //! - **CPU** is `utime + stime` (fields 14, 15 of `stat`, parsed after the *last* `)` so a
@@ -22,8 +22,12 @@
 //!   readings. A process's first reading is its baseline (`cpu_s` counts from there), except a
 //!   process born since the previous sample (its `starttime` says so): its baseline is zero, so
 //!   a short-lived process found by name is counted whole.
-//! - **Memory**: `VmRSS` and `VmHWM` from `status` (kB × 1024; `VmHWM` is the peak since the
-//!   process started, not since we first saw it); PSS is the `Pss:` line of `smaps_rollup`,
+//! - **Memory**: RSS is `statm`'s resident pages × the page size each interval (the counter
+//!   `VmRSS` prints, at a third of the cost of `status`); `VmHWM` (the peak RSS since the
+//!   process started, not since we first saw it) comes from `status` at a process's first
+//!   reading, every fifth interval and the last one — it only grows, so reading it late loses
+//!   nothing but when; a peak between two reads of a process that then exits is seen only as
+//!   far as its sampled RSS went. PSS is the `Pss:` line of `smaps_rollup`,
 //!   `None` where that file is unreadable (another user's process without privilege, a kernel
 //!   older than 4.14). RSS is "inaccurate" by the kernel's own account (delayed counters); PSS
 //!   is exact but costs a walk of the VMAs, which is why it is read once a second, not more.
@@ -38,9 +42,12 @@
 //!   PID; a name is (the rescan finds it).
 //! - **Names** match `/proc/PID/comm` exactly (the kernel truncates it to 15 bytes) or the
 //!   basename of argv[0] (`cmdline` up to its first NUL), so longer names match through argv[0].
-//!   Each interval, /proc is listed and every PID's `comm` read; `cmdline` is read only when
-//!   `comm` changed since the last scan (an exec changes it), so a rescan costs one small read
-//!   per process. ingestbench itself never matches (it is `own`).
+//!   Each interval /proc is listed; a new PID's `comm` (and, when that does not match, its
+//!   `cmdline`) is read, and read again in the next two scans (a fork execs within moments);
+//!   after that a remembered non-matching PID's `comm` is read in one scan of eight (an exec
+//!   late in a process's life is caught within 8 intervals), `cmdline` only when `comm`
+//!   changed. So a rescan costs about one small read per eight processes plus the new ones.
+//!   ingestbench itself never matches (it is `own`).
 //! - **cgroups**: `usage_usec` of `cpu.stat` (the whole subtree, µs, present even with the cpu
 //!   controller off), `memory.current` (0 where the memory controller is not enabled for that
 //!   cgroup, e.g. the root) and `memory.peak` (`None` before Linux 5.19). These include page

@@ -80,6 +80,15 @@ pub fn parse_status(buf: &[u8]) -> (Option<u64>, Option<u64>) {
     (rss, hwm)
 }
 
+/// The resident pages of `/proc/PID/statm` (its second field; the same count as `VmRSS`).
+pub fn parse_statm(buf: &[u8]) -> Option<u64> {
+    let mut f = buf
+        .split(|b| *b == b' ' || *b == b'\n')
+        .filter(|f| !f.is_empty());
+    f.next()?;
+    parse_u64(f.next()?)
+}
+
 /// The `Pss:` line of `smaps_rollup` (not `Pss_Anon:` and the like), in bytes.
 pub fn parse_smaps_rollup(buf: &[u8]) -> Option<u64> {
     buf.split(|b| *b == b'\n')
@@ -166,7 +175,7 @@ impl Default for Reader {
     fn default() -> Self {
         Reader {
             path: String::with_capacity(64),
-            buf: Vec::with_capacity(8192),
+            buf: Vec::with_capacity(MIN_BUF),
         }
     }
 }
@@ -202,17 +211,53 @@ impl Reader {
     }
 }
 
+/// Reads a /proc or cgroup file whole into `buf` (its capacity kept). The files read here
+/// (`stat`, `status`, `smaps_rollup`, `comm`, `cmdline`, `cpu.stat`, `memory.*`) are one
+/// record each, which procfs and kernfs give whole in one read, so a read that does not fill
+/// the buffer is the end: one `read` per file, not the second one `read_to_end` makes to see
+/// EOF. (Not for multi-record files such as `maps`, where a short read can stop at a record.)
 fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
+    let mut f = std::fs::File::open(path)?;
+    let cap = buf.capacity().max(MIN_BUF);
     buf.clear();
-    std::fs::File::open(path)?.read_to_end(buf)?;
+    buf.resize(cap, 0);
+    let mut len = 0;
+    loop {
+        match f.read(&mut buf[len..]) {
+            Ok(n) => {
+                len += n;
+                if n == 0 || len < buf.len() {
+                    break;
+                }
+                let more = buf.len() * 2;
+                buf.resize(more, 0);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                buf.clear();
+                return Err(e);
+            }
+        }
+    }
+    buf.truncate(len);
     Ok(())
 }
+
+/// The read buffer's least size: `status` is ~1.5 KiB, `smaps_rollup` under 1 KiB.
+const MIN_BUF: usize = 8192;
 
 /// `sysconf(_SC_CLK_TCK)`, 100 when it says nothing sensible.
 pub fn clk_tck() -> f64 {
     // SAFETY: sysconf takes a constant and returns a number; no memory is involved.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 { t as f64 } else { 100.0 }
+}
+
+/// `sysconf(_SC_PAGESIZE)`, 4096 when it says nothing sensible.
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf takes a constant and returns a number; no memory is involved.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(p).ok().filter(|p| *p > 0).unwrap_or(4096)
 }
 
 /// Seconds since boot on CLOCK_BOOTTIME, the clock `stat`'s `starttime` counts on.
@@ -337,6 +382,19 @@ mod tests {
     }
 
     #[test]
+    fn statm_resident_pages() {
+        assert_eq!(parse_statm(b"5721 3226 1630 1 0 2416 0\n"), Some(3226));
+        assert_eq!(parse_statm(b"5721\n"), None);
+        assert_eq!(parse_statm(b""), None);
+        let own = std::fs::read("/proc/self/statm").unwrap();
+        let (rss, _) = parse_status(&std::fs::read("/proc/self/status").unwrap());
+        let pages = parse_statm(&own).unwrap();
+        // The same counter, read moments apart.
+        let bytes = pages * page_size();
+        assert!(bytes.abs_diff(rss.unwrap()) < 4 << 20, "{bytes} vs {rss:?}");
+    }
+
+    #[test]
     fn smaps_rollup_pss_not_pss_anon() {
         let buf = b"561d7a17d000-7ffee9f99000 ---p 00000000 00:00 0      [rollup]\n\
             Rss:                1596 kB\nPss_Anon:            112 kB\nPss:                 267 kB\nPss_Dirty:  112 kB\n";
@@ -401,6 +459,13 @@ mod tests {
         assert!(r.fd_count(pid) >= 3);
         assert!(r.proc_file(u32::MAX, "stat").is_err());
         assert_eq!(r.fd_count(u32::MAX), 0);
+        // Larger than the buffer: read whole all the same.
+        let dir = std::env::temp_dir().join(format!("ib-reader-{}", std::process::id()));
+        let big: Vec<u8> = (0..50_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&dir, &big).unwrap();
+        assert_eq!(r.file(&dir).unwrap(), &big[..]);
+        std::fs::remove_file(&dir).unwrap();
+
         assert!(clk_tck() >= 1.0);
         assert!(boot_seconds() > 0.0);
     }

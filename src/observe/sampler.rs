@@ -122,9 +122,14 @@ impl Raw {
     }
 }
 
+/// `status` (for VmHWM) is read in one sample of this many, and at a process's first and last
+/// readings; VmHWM only grows, so a late read loses nothing but its timing. RSS comes from
+/// `statm` every sample: the same counter, a third of the cost.
+const STATUS_EVERY: u32 = 5;
+
 /// Reads one process; `None` when its `stat` is gone or unparsable. A zombie's memory and fds
-/// are not read (it has none).
-fn read_proc(r: &mut Reader, pid: u32, children: bool) -> Option<Raw> {
+/// are not read (it has none). `detail`: read `status` too (VmHWM).
+fn read_proc(r: &mut Reader, pid: u32, children: bool, detail: bool, page: u64) -> Option<Raw> {
     let (mut raw, exited) = {
         let st = procfs::parse_stat(r.proc_file(pid, "stat").ok()?)?;
         let mut comm = [0u8; 32];
@@ -151,8 +156,16 @@ fn read_proc(r: &mut Reader, pid: u32, children: bool) -> Option<Raw> {
         (raw, st.exited())
     };
     if !exited {
-        if let Ok(b) = r.proc_file(pid, "status") {
-            (raw.rss, raw.hwm) = procfs::parse_status(b);
+        if detail {
+            if let Ok(b) = r.proc_file(pid, "status") {
+                (raw.rss, raw.hwm) = procfs::parse_status(b);
+            }
+        } else {
+            raw.rss = r
+                .proc_file(pid, "statm")
+                .ok()
+                .and_then(procfs::parse_statm)
+                .map(|p| p.saturating_mul(page));
         }
         raw.pss = r
             .proc_file(pid, "smaps_rollup")
@@ -244,7 +257,8 @@ impl Proc {
             return;
         }
         c.rss_bytes = raw.rss.unwrap_or(0);
-        c.rss_peak_bytes = raw.hwm.unwrap_or(0).max(c.rss_bytes);
+        // VmHWM when read this time; otherwise the last one (it only grows), and never under RSS.
+        c.rss_peak_bytes = raw.hwm.unwrap_or(c.rss_peak_bytes).max(c.rss_bytes);
         c.pss_bytes = raw.pss;
         c.threads = raw.threads;
         c.fds = raw.fds;
@@ -427,7 +441,19 @@ struct Seen {
     comm: [u8; 32],
     comm_len: usize,
     matched: bool,
+    /// The scan that last listed it, and the one that first did.
     generation: u64,
+    first: u64,
+}
+
+/// A PID that did not match is looked at again in the two scans after it appeared (a fork
+/// execs within moments) and then in one scan of every `RECHECK` (an exec later in life).
+const RECHECK: u64 = 8;
+
+/// Whether the scan `generation` reads the `comm` of a PID it remembers.
+fn recheck(pid: u32, seen: &Seen, generation: u64) -> bool {
+    generation.saturating_sub(seen.first) <= 2
+        || (u64::from(pid) + generation).is_multiple_of(RECHECK)
 }
 
 /// Everything the thread owns.
@@ -436,6 +462,7 @@ struct State {
     children: bool,
     nominal: Duration,
     tck: f64,
+    page: u64,
     reader: Reader,
     own_pid: u32,
     /// Every process seen, in the order first seen.
@@ -465,6 +492,7 @@ impl State {
             children: spec.children,
             nominal,
             tck: procfs::clk_tck(),
+            page: procfs::page_size(),
             reader,
             own_pid: std::process::id(),
             procs: Vec::new(),
@@ -483,14 +511,14 @@ impl State {
             if s.live.contains_key(&pid) {
                 continue;
             }
-            match read_proc(&mut s.reader, pid, s.children) {
+            match read_proc(&mut s.reader, pid, s.children, true, s.page) {
                 Some(raw) if !raw.exited => s.add(pid, &raw, now, None),
                 _ => return Err(ObserveError::NoSuchPid(pid)),
             }
         }
         if spec.include_self {
             let pid = s.own_pid;
-            let raw = read_proc(&mut s.reader, pid, s.children)
+            let raw = read_proc(&mut s.reader, pid, s.children, true, s.page)
                 .ok_or_else(|| ObserveError::Io("cannot read /proc/self/stat".into()))?;
             let cmdline = s.cmdline(pid);
             let mut own = Proc::new(pid, &raw, cmdline, 0, now, None);
@@ -553,6 +581,14 @@ impl State {
             if pid == self.own_pid || self.live.contains_key(&pid) {
                 continue;
             }
+            if let Some(seen) = self.seen.get_mut(&pid)
+                && !recheck(pid, seen, generation)
+            {
+                seen.generation = generation;
+                if !seen.matched {
+                    continue;
+                }
+            }
             let mut comm = [0u8; 32];
             let comm_len = match self.reader.proc_file(pid, "comm") {
                 Ok(b) => {
@@ -563,6 +599,7 @@ impl State {
                 }
                 Err(_) => continue,
             };
+            let first = self.seen.get(&pid).map_or(generation, |s| s.first);
             let cached = self
                 .seen
                 .get_mut(&pid)
@@ -573,7 +610,7 @@ impl State {
                     s.matched
                 }
                 None => {
-                    let argv0_match = match self.reader.proc_file(pid, "cmdline") {
+                    let matched = match self.reader.proc_file(pid, "cmdline") {
                         Ok(b) => procfs::name_matches(
                             &self.names,
                             &comm[..comm_len],
@@ -586,17 +623,18 @@ impl State {
                         Seen {
                             comm,
                             comm_len,
-                            matched: argv0_match,
+                            matched,
                             generation,
+                            first,
                         },
                     );
-                    argv0_match
+                    matched
                 }
             };
             if !matched {
                 continue;
             }
-            let Some(raw) = read_proc(&mut self.reader, pid, self.children) else {
+            let Some(raw) = read_proc(&mut self.reader, pid, self.children, true, self.page) else {
                 continue;
             };
             if raw.exited {
@@ -609,8 +647,9 @@ impl State {
         self.seen.retain(|_, s| s.generation == generation);
     }
 
-    /// One sample: every followed process, new matches, ingestbench, the cgroups.
-    fn sample(&mut self) -> Second {
+    /// One sample: every followed process, new matches, ingestbench, the cgroups. `last`: the
+    /// final one, which reads everything.
+    fn sample(&mut self, last: bool) -> Second {
         let now = Instant::now();
         let interval_s = now
             .saturating_duration_since(self.last_sample)
@@ -618,12 +657,13 @@ impl State {
         let full = summary::is_full(interval_s, self.nominal.as_secs_f64());
         self.t = self.t.saturating_add(1);
         let t = self.t;
+        let detail = last || t.is_multiple_of(STATUS_EVERY);
         for i in 0..self.procs.len() {
             if !self.procs[i].alive {
                 continue;
             }
             let pid = self.procs[i].pid;
-            let raw = read_proc(&mut self.reader, pid, self.children);
+            let raw = read_proc(&mut self.reader, pid, self.children, detail, self.page);
             let p = &mut self.procs[i];
             p.update(raw.as_ref(), t, Instant::now(), self.tck, full);
             if !p.alive {
@@ -632,7 +672,7 @@ impl State {
         }
         self.scan(Instant::now());
         if let Some(own) = self.own.as_mut() {
-            let raw = read_proc(&mut self.reader, own.pid, self.children);
+            let raw = read_proc(&mut self.reader, own.pid, self.children, detail, self.page);
             own.update(raw.as_ref(), t, Instant::now(), self.tck, full);
         }
         for c in &mut self.cgroups {
@@ -697,7 +737,7 @@ impl State {
             if stopping && self.last_sample.elapsed() < nominal / 4 {
                 break;
             }
-            let second = self.sample();
+            let second = self.sample(stopping);
             let shared = Arc::new(second.clone());
             self.seconds.push(second);
             match latest.lock() {
@@ -729,5 +769,112 @@ impl State {
             cgroups,
             total,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(user: u64, system: u64, starttime: u64, exited: bool) -> Raw {
+        let mut comm = [0u8; 32];
+        comm[..4].copy_from_slice(b"prog");
+        Raw {
+            comm,
+            comm_len: 4,
+            exited,
+            user,
+            system,
+            threads: 3,
+            starttime,
+            rss: Some(4096),
+            hwm: Some(8192),
+            pss: Some(2048),
+            fds: 7,
+        }
+    }
+
+    #[test]
+    fn cores_are_ticks_over_the_interval() {
+        let t0 = Instant::now();
+        let mut p = Proc::new(9, &raw(100, 50, 77, false), "prog -x".into(), 0, t0, None);
+        p.update(Some(&raw(100, 50, 77, false)), 0, t0, 100.0, false);
+        assert_eq!((p.cur.cores, p.cur.cpu_s, p.watched_s), (0.0, 0.0, 0.0));
+        let t1 = t0 + Duration::from_secs(2);
+        p.update(Some(&raw(160, 70, 77, false)), 1, t1, 100.0, true);
+        assert!((p.cur.cores - 0.4).abs() < 1e-12, "{}", p.cur.cores);
+        assert!((p.cur.user_s - 0.6).abs() < 1e-12 && (p.cur.system_s - 0.2).abs() < 1e-12);
+        assert_eq!(
+            (p.cur.rss_bytes, p.cur.rss_peak_bytes, p.cur.fds),
+            (4096, 8192, 7)
+        );
+        assert_eq!(p.full.len(), 1);
+        let s = p.summary();
+        assert!((s.cores_mean - 0.4).abs() < 1e-12 && s.cores_max == s.cores_p95);
+        assert_eq!(
+            (s.first_t, s.last_t, s.threads_max, s.pss_peak_bytes),
+            (0, 1, 3, Some(2048))
+        );
+    }
+
+    #[test]
+    fn a_reused_pid_or_a_vanished_one_ends_the_process() {
+        let t0 = Instant::now();
+        let mut p = Proc::new(9, &raw(10, 0, 77, false), String::new(), 0, t0, None);
+        let t1 = t0 + Duration::from_secs(1);
+        p.update(Some(&raw(60, 0, 77, false)), 1, t1, 100.0, true);
+        p.update(
+            Some(&raw(1, 0, 999, false)),
+            2,
+            t1 + Duration::from_secs(1),
+            100.0,
+            true,
+        );
+        assert!(!p.alive && !p.cur.alive && p.died_t == Some(2));
+        assert_eq!(p.cur.cores, 0.0);
+        assert!((p.cur.cpu_s - 0.5).abs() < 1e-12, "last reading kept");
+        assert_eq!(p.cur.rss_bytes, 4096);
+        assert_eq!(p.summary().last_t, 1);
+        let mut q = Proc::new(9, &raw(10, 0, 77, false), String::new(), 0, t0, None);
+        q.update(None, 1, t1, 100.0, true);
+        assert!(!q.alive && q.died_t == Some(1));
+    }
+
+    #[test]
+    fn a_zombie_brings_its_final_cpu() {
+        let t0 = Instant::now();
+        let mut p = Proc::new(9, &raw(0, 0, 77, false), String::new(), 0, t0, None);
+        let mut z = raw(30, 10, 77, true);
+        z.rss = None;
+        p.update(Some(&z), 1, t0 + Duration::from_secs(1), 100.0, true);
+        assert!(!p.alive && p.died_t == Some(1));
+        assert!((p.cur.cpu_s - 0.4).abs() < 1e-12 && (p.cur.cores - 0.4).abs() < 1e-12);
+        assert_eq!(p.cur.rss_bytes, 0, "never had a live reading");
+    }
+
+    #[test]
+    fn a_process_born_in_the_interval_counts_from_zero() {
+        let prev = Instant::now();
+        let now = prev + Duration::from_millis(500);
+        let r = raw(20, 5, 500, false);
+        let mut p = Proc::new(9, &r, String::new(), 3, now, Some(prev));
+        p.update(Some(&r), 3, now, 100.0, true);
+        assert!((p.cur.cpu_s - 0.25).abs() < 1e-12);
+        assert!((p.cur.cores - 0.5).abs() < 1e-12);
+        assert_eq!(p.first_t, 3);
+    }
+
+    #[test]
+    fn rechecks_young_pids_then_one_in_eight() {
+        let seen = |first| Seen {
+            comm: [0; 32],
+            comm_len: 0,
+            matched: false,
+            generation: 0,
+            first,
+        };
+        assert!(recheck(5, &seen(10), 11) && recheck(5, &seen(10), 12));
+        let later: Vec<u64> = (13..29).filter(|g| recheck(5, &seen(10), *g)).collect();
+        assert_eq!(later, vec![19, 27]);
     }
 }
