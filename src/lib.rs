@@ -22,6 +22,7 @@ pub mod sink;
 pub mod size;
 pub mod spawn;
 pub mod stats;
+pub mod verify;
 #[cfg(test)]
 mod testutil;
 pub mod yaml;

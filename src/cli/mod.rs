@@ -11,6 +11,7 @@ mod size;
 mod sources;
 mod spawn;
 mod validate;
+mod verify;
 mod version;
 
 use argh::FromArgs;
@@ -45,6 +46,7 @@ enum Command {
     Size(size::Args),
     Spawn(spawn::Args),
     Secret(secret::Args),
+    Verify(verify::Args),
     Version(version::Args),
 }
 
@@ -84,6 +86,7 @@ pub fn run(args: &[String]) -> i32 {
         Command::Size(a) => size::run(a),
         Command::Spawn(a) => spawn::run(a),
         Command::Secret(a) => secret::run(a),
+        Command::Verify(a) => verify::run(a),
         Command::Version(a) => version::run(a),
     };
     code.code()

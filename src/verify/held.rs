@@ -1,0 +1,181 @@
+//! What a store holds for one run: per agent either the seqs themselves (`Seqs`: a bitmap
+//! sized by the agent's `events_sent`, the count of extra copies and a small map of which seqs
+//! were duplicated, and a count plus a sample of seqs beyond `events_sent`) or only counts
+//! (`Counts`, from a store that keeps no seq list, e.g. the sink's `/stats`). Memory is one bit
+//! per expected event plus bounded samples, whatever the store holds.
+
+use std::collections::BTreeMap;
+
+/// Most duplicated seqs remembered by value (their count stays exact beyond it).
+pub const MAX_DUP_SEQS: usize = 10_000;
+/// Most seqs beyond `events_sent` remembered by value.
+pub const MAX_BEYOND_SEQS: usize = 1_000;
+
+/// One agent's seqs as a store holds them.
+#[derive(Clone, Debug, Default)]
+pub struct SeqHold {
+    /// Bit `s` set: seq `s` (below `size`) seen at least once.
+    bits: Vec<u64>,
+    size: u64,
+    /// Copies seen: every tag counted.
+    pub copies: u64,
+    /// Copies beyond the first of a seq (any seq, beyond `size` too).
+    pub extra_copies: u64,
+    /// Duplicated seqs and their number of copies (bounded by `MAX_DUP_SEQS`).
+    pub dup_seqs: BTreeMap<u64, u64>,
+    /// Seqs at or beyond `size`: distinct ones seen and a few by value.
+    pub beyond: BTreeMap<u64, u64>,
+    pub beyond_distinct: u64,
+}
+
+impl SeqHold {
+    /// Room for seqs `0..size`.
+    pub fn new(size: u64) -> SeqHold {
+        let words = usize::try_from(size.div_ceil(64)).unwrap_or(usize::MAX);
+        SeqHold {
+            bits: vec![0; words],
+            size,
+            ..SeqHold::default()
+        }
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Records one copy of `seq`.
+    pub fn add(&mut self, seq: u64) {
+        self.copies += 1;
+        if seq < self.size {
+            let (w, b) = ((seq / 64) as usize, seq % 64);
+            if self.bits[w] & (1 << b) == 0 {
+                self.bits[w] |= 1 << b;
+                return;
+            }
+        } else if !self.beyond.contains_key(&seq) {
+            // Seqs beyond are remembered while there is room; past it each one seen counts
+            // as distinct (a store holding millions of stray seqs is broken either way).
+            self.beyond_distinct += 1;
+            if self.beyond.len() < MAX_BEYOND_SEQS {
+                self.beyond.insert(seq, 1);
+            }
+            return;
+        } else if let Some(n) = self.beyond.get_mut(&seq) {
+            *n += 1;
+        }
+        self.extra_copies += 1;
+        if let Some(n) = self.dup_seqs.get_mut(&seq) {
+            *n += 1;
+        } else if self.dup_seqs.len() < MAX_DUP_SEQS {
+            self.dup_seqs.insert(seq, 2);
+        }
+    }
+
+    pub fn has(&self, seq: u64) -> bool {
+        seq < self.size && self.bits[(seq / 64) as usize] & (1 << (seq % 64)) != 0
+    }
+
+    /// Seqs of `[from, to)` (within `size`) seen.
+    pub fn count_in(&self, from: u64, to: u64) -> u64 {
+        let to = to.min(self.size);
+        if from >= to {
+            return 0;
+        }
+        let (fw, lw) = ((from / 64) as usize, ((to - 1) / 64) as usize);
+        let mut n = 0u64;
+        for w in fw..=lw {
+            let mut word = self.bits[w];
+            if w == fw {
+                word &= u64::MAX << (from % 64);
+            }
+            if w == lw {
+                let top = to - (lw as u64) * 64;
+                if top < 64 {
+                    word &= (1u64 << top) - 1;
+                }
+            }
+            n += u64::from(word.count_ones());
+        }
+        n
+    }
+
+    /// The first seqs of `[from, to)` not seen, at most `limit`, pushed onto `out`.
+    pub fn missing_in(&self, from: u64, to: u64, limit: usize, out: &mut Vec<u64>) {
+        let mut s = from;
+        while s < to && out.len() < limit {
+            if s < self.size {
+                let w = self.bits[(s / 64) as usize];
+                if s % 64 == 0 && w == u64::MAX {
+                    s += 64;
+                    continue;
+                }
+            }
+            if !self.has(s) {
+                out.push(s);
+            }
+            s += 1;
+        }
+    }
+}
+
+/// One agent's counts from a store that keeps no seq list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CountHold {
+    /// Tagged events held (every copy).
+    pub received: u64,
+    /// Different seqs held.
+    pub distinct: u64,
+    /// The highest seq held.
+    pub max_seq: u64,
+}
+
+/// One agent as held.
+#[derive(Clone, Debug)]
+pub enum AgentHold {
+    Seqs(SeqHold),
+    Counts(CountHold),
+}
+
+/// What one store holds for the run.
+#[derive(Clone, Debug, Default)]
+pub struct Held {
+    pub agents: BTreeMap<u32, AgentHold>,
+    /// Tags of other runs seen (ignored).
+    pub other_runs: u64,
+    /// Lines or documents read (for the report).
+    pub scanned: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_copies_duplicates_and_strays() {
+        let mut h = SeqHold::new(130);
+        for s in [0, 1, 1, 64, 129, 129, 129, 200, 200, 300] {
+            h.add(s);
+        }
+        assert_eq!(h.copies, 10);
+        assert_eq!(h.extra_copies, 4);
+        assert_eq!(h.dup_seqs, BTreeMap::from([(1, 2), (129, 3), (200, 2)]));
+        assert_eq!(h.beyond_distinct, 2);
+        assert_eq!(h.count_in(0, 130), 4);
+        assert_eq!(h.count_in(1, 65), 2);
+        assert_eq!(h.count_in(2, 64), 0);
+        assert_eq!(h.count_in(129, 500), 1);
+        let mut m = Vec::new();
+        h.missing_in(0, 130, 3, &mut m);
+        assert_eq!(m, vec![2, 3, 4]);
+    }
+
+    #[test]
+    fn full_words_are_skipped() {
+        let mut h = SeqHold::new(256);
+        (0..256).filter(|&s| s != 200).for_each(|s| h.add(s));
+        let mut m = Vec::new();
+        h.missing_in(0, 256, 20, &mut m);
+        assert_eq!(m, vec![200]);
+        assert_eq!(h.count_in(0, 256), 255);
+    }
+}
