@@ -22,7 +22,7 @@ pub mod sink;
 pub mod size;
 pub mod spawn;
 pub mod stats;
-pub mod verify;
 #[cfg(test)]
 mod testutil;
+pub mod verify;
 pub mod yaml;

@@ -96,7 +96,11 @@ fn seqs(ea: &ExpectedAgent, h: &SeqHold) -> AgentResult {
             s += 1;
         }
     }
-    unexpected_first.extend(h.beyond.keys().take(LIST_SEQS.saturating_sub(unexpected_first.len())));
+    unexpected_first.extend(
+        h.beyond
+            .keys()
+            .take(LIST_SEQS.saturating_sub(unexpected_first.len())),
+    );
     AgentResult {
         agent: ea.agent,
         expected,
@@ -182,7 +186,10 @@ mod tests {
         assert_eq!((a.expected, a.stored, a.lost), (90, 86, 4));
         assert_eq!(a.lost_first, vec![[3, 6], [50, 51]]);
         assert_eq!((a.duplicated, a.duplicated_first.clone()), (2, vec![7]));
-        assert_eq!((a.unexpected, a.unexpected_first.clone()), (2, vec![12, 150]));
+        assert_eq!(
+            (a.unexpected, a.unexpected_first.clone()),
+            (2, vec![12, 150])
+        );
         assert_eq!(c.unknown_agent_events, 1);
     }
 
@@ -210,7 +217,10 @@ mod tests {
         assert_eq!(c.agents[0].lost, 30);
         assert_eq!(c.agents[0].lost_first, vec![[0, 20]]);
         let b = &c.agents[1];
-        assert_eq!((b.stored, b.lost, b.duplicated, b.seqs_listed), (28, 2, 2, false));
+        assert_eq!(
+            (b.stored, b.lost, b.duplicated, b.seqs_listed),
+            (28, 2, 2, false)
+        );
         assert!(b.lost_first.is_empty());
     }
 }

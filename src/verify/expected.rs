@@ -74,13 +74,16 @@ impl Expected {
     pub fn from_report(text: &str) -> Result<Expected, VerifyError> {
         let v: Value = serde_json::from_str(text)
             .map_err(|e| VerifyError::Input(format!("the report is not JSON: {e}")))?;
-        let acc = v.get("accounting").filter(|a| !a.is_null()).ok_or_else(|| {
-            VerifyError::Input(
-                "the report has no `accounting` section (made by an older ingestbench, or not \
+        let acc = v
+            .get("accounting")
+            .filter(|a| !a.is_null())
+            .ok_or_else(|| {
+                VerifyError::Input(
+                    "the report has no `accounting` section (made by an older ingestbench, or not \
                  a run report): nothing says which events were accepted"
-                    .into(),
-            )
-        })?;
+                        .into(),
+                )
+            })?;
         let run_id = acc
             .get("run_id")
             .or_else(|| v.get("run_id"))
@@ -93,9 +96,9 @@ impl Expected {
             .ok_or_else(|| VerifyError::Input("accounting.agents is not a list".into()))?;
         let mut agents = Vec::with_capacity(list.len());
         for (i, a) in list.iter().enumerate() {
-            agents.push(agent(a).map_err(|e| {
-                VerifyError::Input(format!("accounting.agents[{i}]: {e}"))
-            })?);
+            agents.push(
+                agent(a).map_err(|e| VerifyError::Input(format!("accounting.agents[{i}]: {e}")))?,
+            );
         }
         agents.sort_by_key(|a| a.agent);
         if agents.windows(2).any(|w| w[0].agent == w[1].agent) {

@@ -105,7 +105,7 @@ impl SeqHold {
         while s < to && out.len() < limit {
             if s < self.size {
                 let w = self.bits[(s / 64) as usize];
-                if s % 64 == 0 && w == u64::MAX {
+                if s.is_multiple_of(64) && w == u64::MAX {
                     s += 64;
                     continue;
                 }

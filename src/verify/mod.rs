@@ -99,7 +99,11 @@ pub struct Verification {
 
 impl Verification {
     pub fn exit(&self) -> Exit {
-        if self.pass { Exit::Ok } else { Exit::VerifyFailed }
+        if self.pass {
+            Exit::Ok
+        } else {
+            Exit::VerifyFailed
+        }
     }
 }
 
@@ -118,9 +122,7 @@ pub fn verify(exp: &Expected, specs: &[Spec], o: &Options) -> Result<Verificatio
         );
     }
     for spec in specs {
-        let settled = settle::settle(o.settle_timeout, o.poll, || {
-            spec.progress(o.http_timeout)
-        })?;
+        let settled = settle::settle(o.settle_timeout, o.poll, || spec.progress(o.http_timeout))?;
         let held = spec.read(exp, o.http_timeout)?;
         let comparison = compare::compare(exp, &held);
         let seqs_listed = comparison.agents.iter().all(|a| a.seqs_listed);

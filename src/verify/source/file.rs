@@ -41,14 +41,18 @@ pub fn matches(glob: &str) -> Result<Vec<PathBuf>, VerifyError> {
         let n = entry.file_name();
         let Some(n) = n.to_str() else { continue };
         if wildcard(name.as_bytes(), n.as_bytes())
-            && entry.file_type().is_ok_and(|t| t.is_file() || t.is_symlink())
+            && entry
+                .file_type()
+                .is_ok_and(|t| t.is_file() || t.is_symlink())
         {
             out.push(dir.join(n));
         }
     }
     out.sort();
     if out.is_empty() {
-        return Err(VerifyError::Unreachable(format!("file:{glob}: no file matches")));
+        return Err(VerifyError::Unreachable(format!(
+            "file:{glob}: no file matches"
+        )));
     }
     Ok(out)
 }
@@ -110,7 +114,10 @@ pub fn scan(mut r: impl BufRead, exp: &Expected, held: &mut Held) -> std::io::Re
     let mut line = Vec::with_capacity(4096);
     loop {
         line.clear();
-        let n = r.by_ref().take(MAX_LINE as u64).read_until(b'\n', &mut line)?;
+        let n = r
+            .by_ref()
+            .take(MAX_LINE as u64)
+            .read_until(b'\n', &mut line)?;
         if n == 0 {
             return Ok(());
         }

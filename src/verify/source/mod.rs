@@ -30,7 +30,9 @@ impl Spec {
             ))
         })?;
         if rest.is_empty() {
-            return Err(VerifyError::Input(format!("--source {s:?}: nothing after `{kind}:`")));
+            return Err(VerifyError::Input(format!(
+                "--source {s:?}: nothing after `{kind}:`"
+            )));
         }
         match kind {
             "file" => Ok(Spec::File(rest.to_string())),
@@ -99,7 +101,14 @@ mod tests {
             Spec::parse("sink:http://127.0.0.1:9800/").unwrap(),
             Spec::Sink("http://127.0.0.1:9800".into())
         );
-        for bad in ["x", "file:", "nfs:/a", "sink:ftp://h", "sink:not a url", "splunk:https://h:8089"] {
+        for bad in [
+            "x",
+            "file:",
+            "nfs:/a",
+            "sink:ftp://h",
+            "sink:not a url",
+            "splunk:https://h:8089",
+        ] {
             assert!(Spec::parse(bad).is_err(), "{bad}");
         }
     }
