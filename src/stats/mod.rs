@@ -216,12 +216,13 @@ pub struct AgentAccount {
 }
 
 impl AgentAccount {
-    /// An empty account with room for every range it may keep (no allocation later).
+    /// An empty account with room for every range it may keep (64 KiB; no allocation later,
+    /// on the worker).
     pub fn new(agent: u32) -> AgentAccount {
         AgentAccount {
             agent,
             events_sent: 0,
-            failed: Vec::with_capacity(64),
+            failed: Vec::with_capacity(MAX_FAILED_RANGES),
             failed_overflow: false,
         }
     }
