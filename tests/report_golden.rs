@@ -25,7 +25,7 @@ use ingestbench::report::{
 };
 use ingestbench::stats::result::{RunResult, Second, SecondCounts};
 use ingestbench::stats::snapshot::{ControlMark, Latency, LatencySummary};
-use ingestbench::stats::{Counters, new_histogram};
+use ingestbench::stats::{AgentAccount, Counters, new_histogram};
 
 /// Batches of 100 events; 187 accepted, 5 failed after their retries, 2 retried then accepted.
 fn totals() -> Counters {
@@ -161,6 +161,20 @@ fn run_result() -> RunResult {
             rate_eps: Some(2000.0),
             detail: Some("eps 2000".into()),
         }],
+        agents: vec![
+            AgentAccount {
+                agent: 0,
+                events_sent: 9_600,
+                failed: vec![(1_200, 1_500)],
+                failed_overflow: false,
+            },
+            AgentAccount {
+                agent: 1,
+                events_sent: 9_600,
+                failed: vec![(4_000, 4_200)],
+                failed_overflow: false,
+            },
+        ],
     }
 }
 
@@ -196,6 +210,7 @@ fn context() -> Context {
             lost_events: 0,
         }),
         watched: Some((observed(), Some(launched()))),
+        tagged: true,
     }
 }
 

@@ -237,6 +237,7 @@ mod tests {
                     latency,
                     service: new_histogram(),
                     last: false,
+                    account: None,
                 },
                 |_| 100.0,
             );

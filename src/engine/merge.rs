@@ -13,7 +13,7 @@ use hdrhistogram::Histogram;
 
 use crate::stats::result::{Second, SecondCounts};
 use crate::stats::snapshot::{Latency, LatencySummary};
-use crate::stats::{Counters, Interval, new_histogram};
+use crate::stats::{AgentAccount, Counters, Interval, new_histogram};
 
 struct Pending {
     counters: Counters,
@@ -42,6 +42,8 @@ pub struct Merger {
     done: Vec<bool>,
     /// Told each closed second's two histograms (intended, service), e.g. an HDR log.
     log: Option<SecondLog>,
+    /// Each worker's account of its seqs, as its last interval brings it.
+    pub agents: Vec<AgentAccount>,
 }
 
 /// What hears of each second as it closes: `(t, intended, service)`.
@@ -64,6 +66,7 @@ impl Merger {
             per_worker: vec![0; threads],
             done: vec![false; threads],
             log: None,
+            agents: Vec::new(),
         }
     }
 
@@ -85,6 +88,10 @@ impl Merger {
         self.per_worker[w] += 1;
         if iv.last {
             self.done[w] = true;
+        }
+        if let Some(a) = iv.account {
+            self.agents.push(a);
+            self.agents.sort_by_key(|a| a.agent);
         }
         self.totals.add(&iv.counters);
         let _ = self.latency.add(&iv.latency);
@@ -197,6 +204,7 @@ mod tests {
             latency,
             service: new_histogram(),
             last,
+            account: None,
         }
     }
 

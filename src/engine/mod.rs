@@ -394,6 +394,7 @@ impl Coordinator<'_> {
             drain,
             paused: Duration::from_secs_f64(paused),
             control: self.cell.marks(),
+            agents: m.agents,
         }
     }
 }

@@ -30,7 +30,7 @@ use crate::net::http::write_request_head;
 use crate::net::tls::TlsClient;
 use crate::net::udp::{SendCost, UdpLink};
 use crate::stats::result::AbortReason;
-use crate::stats::{Counters, Interval, MAX_LATENCY_US, new_histogram};
+use crate::stats::{AgentAccount, Counters, Interval, MAX_LATENCY_US, new_histogram};
 
 /// How batches travel, as the coordinator hands it to each worker.
 #[derive(Clone)]
@@ -110,6 +110,10 @@ struct Batch {
     ends: Vec<u32>,
     order: Vec<u32>,
     events: u64,
+    /// The seq of its first event and how many seqs it spans (events left out as oversize
+    /// among them).
+    first_seq: u64,
+    seqs: u64,
     /// Send the body as it is even when the data is gzipped (HEC ack polls).
     plain: bool,
     intended: Instant,
@@ -244,6 +248,7 @@ pub fn run(mut p: WorkerPlan) {
                 latency: new_histogram(),
                 service: new_histogram(),
                 last: true,
+                account: None,
             });
             return;
         }
@@ -285,6 +290,8 @@ struct Worker {
     next_request: Instant,
     /// This thread's CPU time when the last interval was sent, ns.
     cpu_mark: u64,
+    /// Which of this agent's seqs were given up.
+    account: AgentAccount,
 }
 
 impl Worker {
@@ -342,6 +349,8 @@ impl Worker {
                 ends: Vec::with_capacity(udp_events),
                 order: Vec::with_capacity(udp_events),
                 events: 0,
+                first_seq: 0,
+                seqs: 0,
                 plain: false,
                 intended: p.start,
                 first_write: p.start,
@@ -373,6 +382,7 @@ impl Worker {
             draining: false,
             next_request: p.start,
             cpu_mark: thread_cpu_ns(),
+            account: AgentAccount::new(p.id as u32),
         };
         w.plan_limit(p);
         w
@@ -879,6 +889,8 @@ impl Worker {
                         self.counters.oversize_events += 1;
                         self.counters.events_sent += 1;
                         self.counters.events_failed += 1;
+                        let seq = self.scheduled + n;
+                        self.account.fail(seq, seq + 1);
                         skipped += 1;
                     } else if b.body.len() > p.batch_bytes && n > 0 {
                         b.body.truncate(before);
@@ -893,6 +905,8 @@ impl Worker {
                 }
             }
         }
+        b.first_seq = self.scheduled;
+        b.seqs = n;
         self.scheduled += n;
         b.events = n - skipped;
         b.intended = due;
@@ -1104,6 +1118,7 @@ impl Worker {
                 self.counters.auth_failures += 1;
                 self.counters.events_failed += b.events;
                 self.counters.batches_failed += 1;
+                self.account.fail(b.first_seq, b.first_seq + b.seqs);
                 b.state = SlotState::Free;
                 p.abort.set(AbortReason::Auth(
                     "the target refused the credentials (HTTP 401/403)".into(),
@@ -1112,6 +1127,7 @@ impl Worker {
             Outcome::Failed => {
                 self.counters.events_failed += b.events;
                 self.counters.batches_failed += 1;
+                self.account.fail(b.first_seq, b.first_seq + b.seqs);
                 b.state = SlotState::Free;
             }
         }
@@ -1127,6 +1143,7 @@ impl Worker {
         if b.attempts >= t.max_attempts || retried_for > t.max_retry_time {
             self.counters.events_failed += b.events;
             self.counters.batches_failed += 1;
+            self.account.fail(b.first_seq, b.first_seq + b.seqs);
             self.counters.events_retries_exhausted += b.events;
             self.counters.batches_retries_exhausted += 1;
             b.state = SlotState::Free;
@@ -1184,6 +1201,7 @@ impl Worker {
             if b.state != SlotState::Free {
                 self.counters.events_failed += b.events;
                 self.counters.batches_failed += 1;
+                self.account.fail(b.first_seq, b.first_seq + b.seqs);
                 b.state = SlotState::Free;
             }
         }
@@ -1213,12 +1231,20 @@ impl Worker {
         let latency = std::mem::replace(&mut self.latency, lat);
         let service = std::mem::replace(&mut self.service, svc);
         let counters = std::mem::take(&mut self.counters);
+        let account = last.then(|| {
+            let mut a = std::mem::take(&mut self.account);
+            a.agent = p.id as u32;
+            a.events_sent = self.scheduled;
+            a.settle();
+            a
+        });
         let _ = p.tx.send(Interval {
             worker: p.id,
             counters,
             latency,
             service,
             last,
+            account,
         });
     }
 }

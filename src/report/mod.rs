@@ -59,6 +59,10 @@ pub struct Report {
     /// Time the run spent paused by control, seconds (not part of the schedule).
     pub paused_s: f64,
     pub verification: Option<Verification>,
+    /// Which sequence numbers each agent's events carried and which were given up: what a
+    /// store should hold (`ingestbench verify`). Absent when the events carry no tags.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accounting: Option<Accounting>,
     /// What the watched processes and cgroups used (`observability.watch`, `--watch`, a
     /// launched `observability.target`), and ingestbench itself.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -75,6 +79,23 @@ pub struct Report {
     pub verdict: Verdict,
     /// The config as read, defaults applied. Holds where tokens are, never a token.
     pub config: serde_json::Value,
+}
+
+/// What a store should hold of this run: per agent, seqs `0 .. events_sent` less the
+/// `failed` ranges (`[from, to)`), whose events were given up.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Accounting {
+    pub run_id: String,
+    pub agents: Vec<AgentAccounting>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct AgentAccounting {
+    pub agent: u32,
+    pub events_sent: u64,
+    pub failed: Vec<(u64, u64)>,
+    /// More ranges failed than were kept: `failed` is incomplete, the expected set inexact.
+    pub failed_overflow: bool,
 }
 
 /// The watched processes over the run: per process and cgroup, summed, and ingestbench's own.
@@ -389,6 +410,8 @@ pub struct Context {
     pub verification: Option<Verification>,
     /// What the watched processes used, second by second, and the launched target.
     pub watched: Option<(crate::observe::Observed, Option<LaunchedTarget>)>,
+    /// The events carry accounting tags (`source.accounting`).
+    pub tagged: bool,
 }
 
 pub(crate) fn rfc3339(ns: i64) -> String {
@@ -552,6 +575,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
                 .collect(),
         })
         .collect();
+    let run_id = cx.run_id.clone();
     let mut rep = Report {
         schema: REPORT_SCHEMA,
         tool: Tool {
@@ -584,6 +608,19 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         control: r.control.clone(),
         paused_s: r.paused.as_secs_f64(),
         verification: cx.verification,
+        accounting: cx.tagged.then(|| Accounting {
+            run_id: run_id.clone(),
+            agents: r
+                .agents
+                .iter()
+                .map(|a| AgentAccounting {
+                    agent: a.agent,
+                    events_sent: a.events_sent,
+                    failed: a.failed.clone(),
+                    failed_overflow: a.failed_overflow,
+                })
+                .collect(),
+        }),
         watched: None,
         ceiling: None,
         sizing: Vec::new(),

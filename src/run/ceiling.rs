@@ -758,6 +758,7 @@ mod tests {
             warmup: Duration::from_secs(1),
             paused: Duration::ZERO,
             control: Vec::new(),
+            agents: Vec::new(),
         };
         crate::report::build(
             &r,
@@ -783,6 +784,7 @@ mod tests {
                 slo_facts: Default::default(),
                 verification: None,
                 watched: None,
+                tagged: false,
             },
         )
     }

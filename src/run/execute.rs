@@ -379,11 +379,12 @@ pub fn execute(
     let sink = s.sink;
     let mut sizing = s.sizing;
     let watcher = s.watcher;
+    let tagged = s.plan.config.source.accounting;
     let mut publish = |mut snap: Snapshot| {
         if let Some(w) = &watcher {
             snap.watched = Some(watched_now(&w.latest()));
         }
-        if let Some(h) = &sink {
+        if let Some(h) = sink.as_ref().filter(|_| tagged) {
             let stored = stored_of(&h.stats(), &run_id, snap.cumulative.events_accepted);
             if let Some(g) = sizing.as_mut() {
                 g.stored.push((snap.elapsed_s, stored.distinct));
@@ -403,8 +404,11 @@ pub fn execute(
     {
         notes.push(format!("cannot write the HDR log to {path}: {e}"));
     }
-    let verification: Option<Verification> =
-        sink.map(|h| stored_of(&h.shutdown(), &run_id, result.totals.events_accepted));
+    // Without accounting tags the sink cannot tell this run's events apart: nothing to verify.
+    let verification: Option<Verification> = sink
+        .map(|h| h.shutdown())
+        .filter(|_| tagged)
+        .map(|st| stored_of(&st, &run_id, result.totals.events_accepted));
     let observed = watcher.map(Watcher::finish);
     let command = s
         .plan
@@ -446,6 +450,7 @@ pub fn execute(
             },
             verification,
             watched: observed.map(|o| (o, launched)),
+            tagged: cfg.source.accounting,
         },
     );
     if let Some(g) = &sizing {

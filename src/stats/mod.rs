@@ -196,11 +196,100 @@ pub struct Interval {
     pub service: Histogram<u64>,
     /// The worker has stopped for good; this is its last interval.
     pub last: bool,
+    /// With the last interval: which of the worker's sequence numbers were given up.
+    pub account: Option<AgentAccount>,
+}
+
+/// Most failed ranges one agent keeps; beyond them the list is marked incomplete.
+pub const MAX_FAILED_RANGES: usize = 4096;
+
+/// What one agent (a worker: the `agent` of its accounting tags) sent: its events carry seq
+/// 0 .. `events_sent`, contiguous; the seqs in `failed` (`[from, to)`, in order, merged) were
+/// given up, every other one accepted (or, for syslog, written).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AgentAccount {
+    pub agent: u32,
+    pub events_sent: u64,
+    pub failed: Vec<(u64, u64)>,
+    /// More than `MAX_FAILED_RANGES` ranges failed: `failed` is incomplete.
+    pub failed_overflow: bool,
+}
+
+impl AgentAccount {
+    /// An empty account with room for every range it may keep (64 KiB; no allocation later,
+    /// on the worker).
+    pub fn new(agent: u32) -> AgentAccount {
+        AgentAccount {
+            agent,
+            events_sent: 0,
+            failed: Vec::with_capacity(MAX_FAILED_RANGES),
+            failed_overflow: false,
+        }
+    }
+
+    /// Seqs `[from, to)` were given up. Ranges come roughly in order; one that touches the
+    /// last is merged into it, others are kept for `settle` to sort and merge.
+    pub fn fail(&mut self, from: u64, to: u64) {
+        if from >= to {
+            return;
+        }
+        if let Some(last) = self.failed.last_mut()
+            && from <= last.1
+            && to >= last.0
+        {
+            *last = (last.0.min(from), last.1.max(to));
+            return;
+        }
+        if self.failed.len() >= MAX_FAILED_RANGES {
+            self.failed_overflow = true;
+            return;
+        }
+        self.failed.push((from, to));
+    }
+
+    /// Sorts and merges the ranges (once, when the worker stops).
+    pub fn settle(&mut self) {
+        self.failed.sort_unstable();
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(self.failed.len());
+        for &(a, b) in &self.failed {
+            match out.last_mut() {
+                Some(l) if a <= l.1 => l.1 = l.1.max(b),
+                _ => out.push((a, b)),
+            }
+        }
+        self.failed = out;
+    }
+
+    /// Seqs given up, counted.
+    pub fn failed_events(&self) -> u64 {
+        self.failed.iter().map(|(a, b)| b - a).sum()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failed_ranges_merge_and_settle() {
+        let mut a = AgentAccount::new(3);
+        a.fail(10, 20);
+        a.fail(20, 25);
+        a.fail(5, 6);
+        a.fail(40, 40);
+        a.fail(30, 35);
+        a.fail(33, 36);
+        assert_eq!(a.failed, [(10, 25), (5, 6), (30, 36)]);
+        a.settle();
+        assert_eq!(a.failed, [(5, 6), (10, 25), (30, 36)]);
+        assert_eq!(a.failed_events(), 1 + 15 + 6);
+        let mut b = AgentAccount::new(0);
+        for k in 0..(MAX_FAILED_RANGES as u64 + 5) {
+            b.fail(k * 10, k * 10 + 1);
+        }
+        assert!(b.failed_overflow);
+        assert_eq!(b.failed.len(), MAX_FAILED_RANGES);
+    }
 
     #[test]
     fn add_and_clear() {

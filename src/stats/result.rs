@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::stats::Counters;
 use crate::stats::snapshot::{ControlMark, Latency};
+use crate::stats::{AgentAccount, Counters};
 
 /// Why a run stopped early.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -116,4 +116,6 @@ pub struct RunResult {
     pub paused: Duration,
     /// Control actions, in the order taken.
     pub control: Vec<ControlMark>,
+    /// Per agent (worker): the seqs its events carried and which were given up.
+    pub agents: Vec<AgentAccount>,
 }
