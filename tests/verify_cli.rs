@@ -322,3 +322,49 @@ fn a_standalone_sink_is_verified_from_its_stats() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
 }
+
+/// A real `ingestbench run` against a standalone sink refusing 30 % of batches (one attempt
+/// each), its report saved, then verified against the sink: the given-up ranges are not lost.
+#[test]
+fn a_real_run_verifies_against_its_sink() {
+    let sink = SinkProc::start(&["--http", "127.0.0.1:0", "--fault-503", "0.3"]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = support::write_config(
+        dir.path(),
+        "a.yaml",
+        &format!(
+            "schema_version: \"1.0\"\ntarget:\n  adapter: lphc\n  url: \"http://127.0.0.1:{}/ingest\"\n  batch: {{ max_events: 10 }}\n  retry: {{ max_attempts: 1 }}\nsource: {{ id: aws.cloudtrail }}\nworkload: {{ eps: 1000, workers: 4, stop: {{ total_events: 2000 }} }}\nslo: {{ max_failed_events: 100000 }}\n",
+            sink.port
+        ),
+    );
+    let o = bin()
+        .args([
+            "run",
+            "--config",
+            &cfg,
+            "--output",
+            "json",
+            "--no-pin",
+            "--threads",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let rep = dir.path().join("report.json");
+    std::fs::write(&rep, &o.stdout).unwrap();
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let accepted = report["summary"]["events_sent"].as_u64().unwrap()
+        - report["summary"]["events_failed"].as_u64().unwrap();
+    let src = format!("sink:http://127.0.0.1:{}", sink.port);
+    let (o, v) = verify(&["--report", rep.to_str().unwrap(), "--source", &src]);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let s = &v["sources"][0];
+    assert_eq!(v["run_id"], report["run_id"]);
+    assert_eq!(s["expected"].as_u64(), Some(accepted));
+    assert_eq!(s["stored"].as_u64(), Some(accepted));
+    assert_eq!(
+        (s["lost"].as_u64(), s["duplicated"].as_u64()),
+        (Some(0), Some(0))
+    );
+}
