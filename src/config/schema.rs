@@ -446,6 +446,8 @@ pub struct Slo {
     pub max_error_rate: Option<f64>,
     pub min_eps_ratio: Option<f64>,
     pub max_lost_events: Option<u64>,
+    /// Events the store holds more than once (default 0).
+    pub max_dup_events: Option<u64>,
     /// The fail-closed defaults' own keys (each replaces its default): events failed for good
     /// (default 0; `min_success_rate`/`max_error_rate` replace it too), due events never sent
     /// (default 0; `min_eps_ratio` replaces it too), events accepted (default at least 1),
@@ -863,6 +865,7 @@ fn read_slo(r: &mut Reader, mut o: Obj) -> Slo {
         max_error_rate: o.get(r, "max_error_rate"),
         min_eps_ratio: o.get(r, "min_eps_ratio"),
         max_lost_events: o.get(r, "max_lost_events"),
+        max_dup_events: o.get(r, "max_dup_events"),
         max_failed_events: o.get(r, "max_failed_events"),
         max_unsent_events: o.get(r, "max_unsent_events"),
         min_events_accepted: o.get(r, "min_events_accepted"),

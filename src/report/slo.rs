@@ -175,6 +175,12 @@ pub fn judge(s: &Slo, r: &Report, facts: Facts) -> Vec<SloResult> {
         0.0,
         r.verification.as_ref().map(|v| v.lost_events as f64),
     );
+    rows.asked(
+        "max_dup_events",
+        AtMost,
+        s.max_dup_events.map(|v| v as f64),
+        r.verification.as_ref().map(|v| v.duplicates as f64),
+    );
     rows.0
 }
 

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 
 use crate::adapter::Framer;
+use crate::config::schema::Slo;
 use crate::config::schema::UdpOrder;
 use crate::engine::merge::SecondLog;
 use crate::engine::pacer::Profile;
@@ -456,7 +457,7 @@ pub fn execute(
     if let Some(g) = &sizing {
         rep.sizing = g.rows(&rep, watched_seconds.as_deref());
     }
-    let (exit, reasons) = verdict(&rep, &result.abort);
+    let (exit, reasons) = verdict(&rep, &result.abort, &cfg.slo);
     rep.verdict = report::Verdict {
         pass: exit == Exit::Ok,
         exit_code: exit.code(),
@@ -512,7 +513,7 @@ pub(crate) fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// One exit code per run, in order of gravity, with the reasons.
-pub fn verdict(rep: &Report, abort: &Option<AbortReason>) -> (Exit, Vec<String>) {
+pub fn verdict(rep: &Report, abort: &Option<AbortReason>, slo: &Slo) -> (Exit, Vec<String>) {
     match abort {
         Some(AbortReason::Auth(m)) => {
             return (
@@ -538,7 +539,8 @@ pub fn verdict(rep: &Report, abort: &Option<AbortReason>) -> (Exit, Vec<String>)
         );
     }
     if let Some(v) = &rep.verification
-        && (v.lost_events > 0 || v.duplicates > 0)
+        && (v.lost_events > slo.max_lost_events.unwrap_or(0)
+            || v.duplicates > slo.max_dup_events.unwrap_or(0))
     {
         return (
             Exit::VerifyFailed,

@@ -46,9 +46,6 @@ impl Spec {
                 }
                 Ok(Spec::Sink(rest.trim_end_matches('/').to_string()))
             }
-            "opensearch" | "elasticsearch" | "splunk" => Err(VerifyError::Input(format!(
-                "--source {s:?}: the {kind} verifier is not built yet (file: and sink: are)"
-            ))),
             _ => Err(VerifyError::Input(format!(
                 "--source {s:?}: unknown kind `{kind}` (file, sink)"
             ))),
