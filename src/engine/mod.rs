@@ -360,9 +360,9 @@ impl Coordinator<'_> {
     /// down as the worker rounds it, capped by the total.
     fn due_by(&self, t: f64) -> f64 {
         let threads = self.plan.threads.max(1) as f64;
-        let per_worker = (self.sched.due(t) / threads).floor();
+        let per_worker = pacer::whole_events(self.sched.due(t) / threads);
         match self.plan.stop {
-            Stop::Total(n) => self.sched.due(t).floor().min(n as f64),
+            Stop::Total(n) => pacer::whole_events(self.sched.due(t)).min(n as f64),
             Stop::After(_) => per_worker * threads,
         }
     }

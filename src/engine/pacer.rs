@@ -147,9 +147,22 @@ impl Profile {
     }
 }
 
+/// Events due, counted whole. The schedule's integral across rate and pause segments can
+/// land a hair under an integer (2999.9999999 for 3,000); that counts as the integer.
+pub fn whole_events(x: f64) -> f64 {
+    (x + 1e-6).floor()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hair_under_an_integer_counts_as_it() {
+        assert_eq!(whole_events(2999.999_999_9), 3000.0);
+        assert_eq!(whole_events(2999.5), 2999.0);
+        assert_eq!(whole_events(0.0), 0.0);
+    }
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-6 * b.abs().max(1.0)

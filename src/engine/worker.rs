@@ -418,7 +418,7 @@ impl Worker {
 
     /// This worker's events due by `t` seconds after the start.
     fn owed_at(&self, p: &WorkerPlan, t: f64) -> u64 {
-        (p.share * self.sched.due(t)).floor() as u64
+        crate::engine::pacer::whole_events(p.share * self.sched.due(t)) as u64
     }
 
     /// The instant this worker's `n`-th event is due.
