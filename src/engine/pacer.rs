@@ -159,7 +159,7 @@ mod tests {
 
     #[test]
     fn a_hair_under_an_integer_counts_as_it() {
-        assert_eq!(whole_events(2999.999_999_9), 3000.0);
+        assert_eq!(whole_events(2_999.999_999_9), 3000.0);
         assert_eq!(whole_events(2999.5), 2999.0);
         assert_eq!(whole_events(0.0), 0.0);
     }
