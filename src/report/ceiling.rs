@@ -63,6 +63,8 @@ pub struct StepRow {
     pub why: Vec<String>,
     /// The step was stopped before the end of its hold because it could no longer pass.
     pub stopped_early: bool,
+    /// Accepted events the built-in sink did not hold, plus those it held twice.
+    pub lost_or_doubled: u64,
 }
 
 /// What the search found.
@@ -274,6 +276,7 @@ mod tests {
                 ]
             },
             stopped_early: false,
+            lost_or_doubled: 0,
         }
     }
 

@@ -316,6 +316,7 @@ pub fn judge(n: u32, phase: Phase, rep: &Report, f: StepFacts) -> StepRow {
         limited_by,
         why,
         stopped_early: f.stopped_early,
+        lost_or_doubled: lost,
     }
 }
 
@@ -654,11 +655,7 @@ fn gap_ok(search: &Search, p: &Params) -> bool {
 /// step held up to `max_eps`); 5 when a store lost accepted events; 3 when the limit found is
 /// not the target's, or no rate held, or the steps ran out first.
 pub fn verdict(c: &Ceiling) -> (Exit, Vec<String>) {
-    let lost: u64 = c
-        .steps
-        .iter()
-        .filter(|s| s.why.iter().any(|w| w.starts_with("the store lost")))
-        .count() as u64;
+    let lost: u64 = c.steps.iter().filter(|s| s.lost_or_doubled > 0).count() as u64;
     if lost > 0 {
         return (
             Exit::VerifyFailed,

@@ -252,6 +252,17 @@ pub fn resolve(command: &str) -> Result<PathBuf, String> {
         .ok_or_else(|| format!("--command {command:?} is not an executable file on PATH"))
 }
 
+/// A launcher of `cmd args…` for the spawn tests.
+#[cfg(test)]
+pub(crate) fn test_launcher(cmd: &str, args: &[&str]) -> Launcher {
+    Launcher::new(&Payload {
+        program: resolve(cmd).unwrap(),
+        arg0: cmd.into(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+    })
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -153,16 +153,7 @@ fn try_wait(pid: u32) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spawn::launch::{Launcher, Payload, resolve};
-
-    fn launcher(cmd: &str, args: &[&str]) -> Launcher {
-        Launcher::new(&Payload {
-            program: resolve(cmd).unwrap(),
-            arg0: cmd.into(),
-            args: args.iter().map(|s| s.to_string()).collect(),
-        })
-        .unwrap()
-    }
+    use crate::spawn::launch::{Launcher, test_launcher as launcher};
 
     #[test]
     fn reaps_exits_and_kills_the_slow() {

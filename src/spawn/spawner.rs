@@ -283,16 +283,7 @@ fn wait_in_flight(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spawn::launch::{Payload, resolve};
-
-    fn launcher(cmd: &str, args: &[&str]) -> Launcher {
-        Launcher::new(&Payload {
-            program: resolve(cmd).unwrap(),
-            arg0: cmd.into(),
-            args: args.iter().map(|s| s.to_string()).collect(),
-        })
-        .unwrap()
-    }
+    use crate::spawn::launch::test_launcher as launcher;
 
     #[test]
     fn keeps_a_short_schedule() {
