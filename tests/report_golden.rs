@@ -211,6 +211,7 @@ fn context() -> Context {
         }),
         watched: Some((observed(), Some(launched()))),
         tagged: true,
+        faults: None,
     }
 }
 

@@ -109,6 +109,18 @@ yaml_enum!(
     }
 );
 
+yaml_enum!(
+    /// What a fault on the run's timeline does (`faults[].action`).
+    pub enum FaultAction {
+        Stall = "stall",
+        Kill = "kill",
+        Restart = "restart",
+        Storm = "storm",
+        Cut = "cut",
+        Pause = "pause",
+    }
+);
+
 /// The whole config file.
 #[derive(Clone, Debug, Serialize)]
 pub struct Config {
@@ -121,6 +133,35 @@ pub struct Config {
     pub workload: Workload,
     pub observability: Observability,
     pub slo: Slo,
+    /// Faults on the run's timeline, in the order written.
+    pub faults: Vec<Fault>,
+}
+
+/// `faults[]`: one action on the run's timeline (`src/run/fault` carries it out).
+#[derive(Clone, Debug, Serialize)]
+pub struct Fault {
+    /// When, after the start of the run (wall time).
+    #[serde(serialize_with = "as_text")]
+    pub at: Dur,
+    pub action: FaultAction,
+    /// What it acts on: `launched`, `pid:N` or `name:NAME` (stall, kill, restart);
+    /// `builtin` or `sink:URL` (storm). Left out: the launched target, the built-in sink.
+    pub target: Option<String>,
+    /// How long it lasts (stall, storm, pause; a kill with `for` restarts after it).
+    #[serde(rename = "for", serialize_with = "opt_text")]
+    pub for_: Option<Dur>,
+    /// What a restart runs when the target is not the launched one.
+    pub command: Option<String>,
+    pub args: Vec<String>,
+    /// A storm's faults (the sink's fault knobs).
+    pub storm: Option<crate::sink::Faults>,
+}
+
+/// `target.builtin`: how the built-in sink behaves (`url: builtin` only).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct BuiltinSink {
+    /// The faults it injects for the whole run, as a standalone sink's `--faults`/`/_faults`.
+    pub faults: Option<crate::sink::Faults>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -135,6 +176,8 @@ pub struct Target {
     pub retry: Retry,
     pub hec: Option<Hec>,
     pub syslog: Option<Syslog>,
+    /// The built-in sink's own settings.
+    pub builtin: Option<BuiltinSink>,
 }
 
 /// Where the token comes from; never the token itself.
@@ -462,6 +505,10 @@ pub struct Slo {
     /// The watched processes' resident memory, summed, at its peak.
     #[serde(serialize_with = "opt_text")]
     pub max_watched_rss: Option<Size>,
+    /// Longest recovery from a fault: from its end until a second achieves 99 % of its
+    /// target with the backlog back where it was before the fault.
+    #[serde(serialize_with = "opt_text")]
+    pub max_recovery: Option<Dur>,
 }
 
 fn as_text<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
@@ -525,6 +572,10 @@ pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
         .sub(r, "observability", read_observability)
         .unwrap_or_default();
     let slo = o.sub(r, "slo", read_slo).unwrap_or_default();
+    let faults = o
+        .node("faults")
+        .map(|n| read_faults(r, n))
+        .unwrap_or_default();
     o.finish(r);
     Some(Config {
         schema_version: schema_version?,
@@ -536,7 +587,56 @@ pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
         workload: workload?,
         observability,
         slo,
+        faults,
     })
+}
+
+fn read_faults(r: &mut Reader, node: &YamlNode) -> Vec<Fault> {
+    let items = match node {
+        YamlNode::Sequence(items) => items,
+        _ => {
+            let _: Option<Vec<u64>> = r.value(node, "faults");
+            return Vec::new();
+        }
+    };
+    let mut faults = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let path = format!("faults[{i}]");
+        let Some(mut f) = r.obj(item, &path) else {
+            continue;
+        };
+        let v = (f.req(r, "at"), f.req(r, "action"));
+        let fault = Fault {
+            at: v.0.unwrap_or_default(),
+            action: v.1.unwrap_or(FaultAction::Cut),
+            target: f.get(r, "target"),
+            for_: f.get(r, "for"),
+            command: f.get(r, "command"),
+            args: f.get(r, "args").unwrap_or_default(),
+            storm: f.sub(r, "storm", read_sink_faults),
+        };
+        f.finish(r);
+        if v.0.is_some() && v.1.is_some() {
+            faults.push(fault);
+        }
+    }
+    faults
+}
+
+/// The sink's fault knobs, by the names a standalone sink's `/_faults` takes.
+fn read_sink_faults(r: &mut Reader, mut o: Obj) -> crate::sink::Faults {
+    let d = crate::sink::Faults::default();
+    let v = crate::sink::Faults {
+        share_429: o.get(r, "share_429").unwrap_or(d.share_429),
+        share_503: o.get(r, "share_503").unwrap_or(d.share_503),
+        retry_after_s: o.get(r, "retry_after_s").unwrap_or(d.retry_after_s),
+        latency_ms: o.get(r, "latency_ms").unwrap_or(d.latency_ms),
+        stall_share: o.get(r, "stall_share").unwrap_or(d.stall_share),
+        stall_ms: o.get(r, "stall_ms").unwrap_or(d.stall_ms),
+        reset_share: o.get(r, "reset_share").unwrap_or(d.reset_share),
+    };
+    o.finish(r);
+    v
 }
 
 fn read_schema_version(r: &mut Reader, o: &mut Obj) -> Option<String> {
@@ -648,6 +748,13 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
         s.finish(r);
         syslog
     });
+    let builtin = o.sub(r, "builtin", |r, mut b| {
+        let v = BuiltinSink {
+            faults: b.sub(r, "faults", read_sink_faults),
+        };
+        b.finish(r);
+        v
+    });
     o.finish(r);
     Some(Target {
         adapter,
@@ -660,6 +767,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
         retry,
         hec,
         syslog,
+        builtin,
     })
 }
 
@@ -872,6 +980,7 @@ fn read_slo(r: &mut Reader, mut o: Obj) -> Slo {
         max_acks_pending: o.get(r, "max_acks_pending"),
         max_watched_cpu_cores: o.get(r, "max_watched_cpu_cores"),
         max_watched_rss: o.get(r, "max_watched_rss"),
+        max_recovery: o.get(r, "max_recovery"),
     };
     o.finish(r);
     v

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::config::schema::*;
 use crate::config::secrets::{self, Store};
+use crate::config::units::Dur;
 use crate::yaml::Reader;
 
 pub const MAX_EPS: f64 = 100_000_000.0;
@@ -41,6 +42,65 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
     observability(&c.observability, r);
     watch(&c.observability, &c.slo, r);
     slo(&c.slo, r);
+    faults(c, r);
+}
+
+/// `faults:`, `target.builtin` and `slo.max_recovery`: each fault fits its action and its
+/// target exists in this config; it comes within the run; a ceiling search takes none.
+fn faults(c: &Config, r: &mut Reader) {
+    if let Some(b) = &c.target.builtin {
+        if c.target.url != "builtin" {
+            r.error(
+                "target.builtin",
+                "settings of the built-in sink apply with target.url: builtin",
+            );
+        }
+        if let Some(Err(e)) = b.faults.map(|f| f.validate()) {
+            r.error("target.builtin.faults", e);
+        }
+    }
+    if c.slo.max_recovery.is_some() && c.faults.is_empty() {
+        r.error(
+            "slo.max_recovery",
+            "judges recovery from faults: give faults (a timeline of stall, kill, restart, storm, cut, pause)",
+        );
+    }
+    if c.faults.is_empty() {
+        return;
+    }
+    if c.workload.find_ceiling {
+        r.error(
+            "faults",
+            "a ceiling search runs steps of its own: it takes no fault timeline",
+        );
+        return;
+    }
+    let ends = c.workload.stop.after.map(|d| d.0);
+    for (i, f) in c.faults.iter().enumerate() {
+        if let Err((field, m)) = crate::run::fault::check(c, f) {
+            r.error(&format!("faults[{i}].{field}"), m);
+        }
+        if let Some(end) = ends {
+            if f.at.0 >= end {
+                r.error(
+                    &format!("faults[{i}].at"),
+                    format!(
+                        "{} is not before the run ends (workload.stop.after {})",
+                        f.at,
+                        Dur(end)
+                    ),
+                );
+            } else if let Some(d) = f.for_.filter(|d| f.at.0 + d.0 > end) {
+                r.warning(
+                    &format!("faults[{i}].for"),
+                    format!(
+                        "{} from {} goes past the run's end: it is lifted then",
+                        d, f.at
+                    ),
+                );
+            }
+        }
+    }
 }
 
 fn top(c: &Config, r: &mut Reader) {

@@ -247,6 +247,8 @@ pub struct ScheduleCell {
     start: OnceLock<Instant>,
     epoch: AtomicU64,
     stop: AtomicBool,
+    /// Cuts asked so far: a worker that sees it move closes every connection it has.
+    cuts: AtomicU64,
     shared: Mutex<Shared>,
     wakers: Mutex<Vec<Arc<mio::Waker>>>,
 }
@@ -257,6 +259,7 @@ impl ScheduleCell {
             start: OnceLock::new(),
             epoch: AtomicU64::new(0),
             stop: AtomicBool::new(false),
+            cuts: AtomicU64::new(0),
             shared: Mutex::new(Shared {
                 schedule: Schedule::new(base),
                 marks: Vec::new(),
@@ -286,6 +289,12 @@ impl ScheduleCell {
     #[inline]
     pub fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::Acquire)
+    }
+
+    /// Cuts asked so far (see `cut`).
+    #[inline]
+    pub fn cuts(&self) -> u64 {
+        self.cuts.load(Ordering::Acquire)
     }
 
     /// Whether a stop was asked (by control or a signal).
@@ -359,6 +368,31 @@ impl ScheduleCell {
             }
         }
         self.changed();
+        Ok(())
+    }
+
+    /// Closes every client connection at once: each worker closes its links when it next
+    /// looks at the epoch and reconnects as after a reset (batches in flight are sent again).
+    pub fn cut(&self) -> Result<(), ControlError> {
+        self.note("cut", None)?;
+        self.cuts.fetch_add(1, Ordering::AcqRel);
+        self.changed();
+        Ok(())
+    }
+
+    /// Records an action taken around the run (a fault's begin or end) on its timeline.
+    pub fn note(&self, action: &'static str, detail: Option<String>) -> Result<(), ControlError> {
+        let mut g = self.lock();
+        if g.finished {
+            return Err(ControlError::Finished);
+        }
+        let t_s = self.now_s();
+        g.marks.push(ControlMark {
+            t_s,
+            action,
+            rate_eps: None,
+            detail,
+        });
         Ok(())
     }
 
@@ -483,6 +517,21 @@ impl Control {
     /// Sets the rate from now on, continuing from the events due so far.
     pub fn set_rate(&self, rate: Rate) -> Result<(), ControlError> {
         self.cell.set_rate(rate)
+    }
+
+    /// Closes every client connection at once (they reconnect; batches in flight are resent).
+    pub fn cut(&self) -> Result<(), ControlError> {
+        self.cell.cut()
+    }
+
+    /// Marks an action taken around the run (a fault's begin or end) on its timeline.
+    pub fn note(&self, action: &'static str, detail: Option<String>) -> Result<(), ControlError> {
+        self.cell.note(action, detail)
+    }
+
+    /// When the run began (its second 0), once it has.
+    pub fn started_at(&self) -> Option<Instant> {
+        self.cell.start()
     }
 
     /// Asks the coordinator to publish a snapshot now rather than at the next second.

@@ -271,6 +271,8 @@ struct Worker {
     /// The schedule as last seen, and its epoch.
     sched: Schedule,
     epoch: u64,
+    /// The schedule cell's cuts as last seen.
+    cuts: u64,
     /// Events rendered into batches so far (this worker's agent sequence).
     scheduled: u64,
     /// Events this worker will send in all: its share of the total, or what the schedule
@@ -372,6 +374,7 @@ impl Worker {
             service: new_histogram(),
             sched: p.schedule.schedule(),
             epoch: p.schedule.epoch(),
+            cuts: p.schedule.cuts(),
             scheduled: 0,
             limit: 0,
             ends_at: None,
@@ -388,13 +391,29 @@ impl Worker {
         w
     }
 
-    /// Takes the schedule again when control changed it.
-    fn follow_schedule(&mut self, p: &WorkerPlan) {
+    /// Takes the schedule again when control changed it, and closes every link when a cut
+    /// was asked.
+    fn follow_schedule(&mut self, p: &WorkerPlan, now: Instant) {
         let e = p.schedule.epoch();
         if e != self.epoch {
             self.epoch = e;
             self.sched = p.schedule.schedule();
             self.plan_limit(p);
+            let cuts = p.schedule.cuts();
+            if cuts != self.cuts {
+                self.cuts = cuts;
+                self.cut_links(now);
+            }
+        }
+    }
+
+    /// Closes every open link at once; each reconnects as after a reset.
+    fn cut_links(&mut self, now: Instant) {
+        for i in 0..self.links.len() {
+            if !self.links[i].sock.is_closed() {
+                self.counters.connections_cut += 1;
+                self.close_link(i, now, Duration::ZERO);
+            }
         }
     }
 
@@ -473,7 +492,6 @@ impl Worker {
         let mut drain_deadline: Option<Instant> = None;
         loop {
             let now = Instant::now();
-            self.follow_schedule(p);
             self.count_held(now);
             let gen_done = self.generation_done(p, now);
             if gen_done && drain_deadline.is_none() {
@@ -492,6 +510,9 @@ impl Worker {
                     next_interval = now + INTERVAL;
                 }
             }
+            // Control is followed once the second that has ended is closed, so what it
+            // brings (a cut's reconnects) counts in the second it happens in.
+            self.follow_schedule(p, now);
             if gen_done
                 && (!self.busy() || p.abort.is_set() || drain_deadline.is_some_and(|d| now >= d))
             {

@@ -32,7 +32,7 @@ const DEFAULT_GRACE: Duration = Duration::from_secs(2);
 const SETTLE: Duration = Duration::from_millis(200);
 
 /// A target we launch ourselves.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LaunchSpec {
     pub command: String,
     pub args: Vec<String>,
@@ -78,6 +78,18 @@ pub struct Stopped {
     pub log_tail: String,
 }
 
+impl Stopped {
+    /// How it ended, in a few words.
+    pub fn describe(&self) -> String {
+        match (self.exit, self.signal) {
+            (Some(c), _) => format!("exited with code {c}"),
+            (None, Some(s)) if self.killed => format!("killed (signal {s}) after the grace"),
+            (None, Some(s)) => format!("ended by signal {s}"),
+            _ => "ended".into(),
+        }
+    }
+}
+
 /// A running target; stopped (with a 2 s grace) if dropped without [`Launched::stop`].
 pub struct Launched {
     child: Option<Child>,
@@ -89,6 +101,21 @@ impl Launched {
     /// fails with NotReady (the child stopped by PID, the log's tail in the error), or Launch if
     /// it exits first.
     pub fn start(spec: &LaunchSpec) -> Result<Launched, ObserveError> {
+        let log = spec.log.clone().unwrap_or_else(default_log);
+        Launched::start_logging(spec, log, false)
+    }
+
+    /// Starts it again after it was stopped or killed (a fault timeline's restart), its
+    /// output appended to the log it had.
+    pub fn restart(spec: &LaunchSpec, log: &Path) -> Result<Launched, ObserveError> {
+        Launched::start_logging(spec, log.to_path_buf(), true)
+    }
+
+    fn start_logging(
+        spec: &LaunchSpec,
+        log: PathBuf,
+        append: bool,
+    ) -> Result<Launched, ObserveError> {
         let shown = spec.shown();
         let launch_err = |why: String| ObserveError::Launch {
             command: shown.clone(),
@@ -101,8 +128,12 @@ impl Launched {
                 "something already accepts on 127.0.0.1:{port} before it started"
             )));
         }
-        let log = spec.log.clone().unwrap_or_else(default_log);
-        let out = File::create(&log)
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(&log)
             .map_err(|e| launch_err(format!("cannot create its log {}: {e}", log.display())))?;
         let err = out
             .try_clone()
@@ -170,6 +201,28 @@ impl Launched {
     /// Where its stdout and stderr go.
     pub fn log_path(&self) -> &Path {
         &self.log
+    }
+
+    /// Sends `sig` to it by PID while it is still ours (not reaped); false when it is gone.
+    pub fn signal(&mut self, sig: libc::c_int) -> bool {
+        if self.try_wait().is_some() {
+            return false;
+        }
+        let Some(pid) = self
+            .child
+            .as_ref()
+            .and_then(|c| libc::pid_t::try_from(c.id()).ok())
+        else {
+            return false;
+        };
+        // SAFETY: kill(2) with our own unreaped child's PID and a valid signal.
+        unsafe { libc::kill(pid, sig) == 0 }
+    }
+
+    /// SIGKILL by PID at once (a crash, for a fault timeline); reaps it; says how it ended.
+    pub fn kill(mut self) -> Stopped {
+        self.signal(libc::SIGKILL);
+        self.stop_child(Duration::from_secs(1))
     }
 
     /// SIGTERM by PID, SIGKILL after `grace`; reaps it; says how it ended.

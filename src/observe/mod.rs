@@ -79,8 +79,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use launch::{LaunchSpec, Launched, Stopped};
-pub use procfs::{cgroup2_root, own_cgroup};
-pub use sampler::Watcher;
+pub use procfs::{cgroup2_root, own_cgroup, pids_named};
+pub use sampler::{Follower, Watcher};
 
 /// What to watch.
 #[derive(Clone, Debug, Default)]

@@ -165,6 +165,38 @@ pub fn name_matches(names: &[String], comm: &[u8], argv0: &[u8]) -> bool {
         .any(|n| !n.is_empty() && (n.as_bytes() == comm || n.as_bytes() == argv0))
 }
 
+/// The PIDs of every process named `name` (its `comm`, or argv[0]'s basename), this one
+/// left out, in /proc's order.
+pub fn pids_named(name: &str) -> Vec<u32> {
+    let names = [name.to_string()];
+    let own = std::process::id();
+    let mut r = Reader::default();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut pids = Vec::new();
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        let comm = match r.proc_file(pid, "comm") {
+            Ok(b) => b.strip_suffix(b"\n").unwrap_or(b).to_vec(),
+            Err(_) => continue,
+        };
+        let argv0 = r
+            .proc_file(pid, "cmdline")
+            .map(|b| argv0_basename(b).to_vec())
+            .unwrap_or_default();
+        if name_matches(&names, &comm, &argv0) {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
 /// Reads small /proc and cgroup files into one reused buffer.
 pub struct Reader {
     path: String,

@@ -25,6 +25,8 @@ const CGROUP2_SUPER_MAGIC: i64 = 0x6367_7270;
 /// A running watch: the sampling thread and the last interval it completed.
 pub struct Watcher {
     latest: Arc<Mutex<Arc<Second>>>,
+    /// PIDs to start following at the next sample (`follow`).
+    joining: Arc<Mutex<Vec<u32>>>,
     stop: Option<mpsc::Sender<()>>,
     thread: Option<JoinHandle<Observed>>,
 }
@@ -35,6 +37,7 @@ impl Watcher {
     /// An interval under 10 ms is taken as 10 ms.
     pub fn start(spec: WatchSpec, interval: Duration) -> Result<Watcher, ObserveError> {
         let mut state = State::new(spec, interval.max(MIN_INTERVAL))?;
+        let joining = state.joining.clone();
         let first = Arc::new(state.first_reading());
         let latest = Arc::new(Mutex::new(first));
         let (tx, rx) = mpsc::channel();
@@ -45,6 +48,7 @@ impl Watcher {
             .map_err(|e| ObserveError::Io(format!("cannot start the sampling thread: {e}")))?;
         Ok(Watcher {
             latest,
+            joining,
             stop: Some(tx),
             thread: Some(thread),
         })
@@ -59,6 +63,11 @@ impl Watcher {
         }
     }
 
+    /// A handle that adds PIDs to follow from another thread.
+    pub fn follower(&self) -> Follower {
+        Follower(self.joining.clone())
+    }
+
     /// Stops the thread (bounded, within ~1 interval) and gives the whole record.
     pub fn finish(mut self) -> Observed {
         self.stop_thread().unwrap_or_default()
@@ -69,6 +78,21 @@ impl Watcher {
             let _ = tx.send(());
         }
         self.thread.take().and_then(|h| h.join().ok())
+    }
+}
+
+/// Adds PIDs to a running `Watcher` from any thread.
+#[derive(Clone)]
+pub struct Follower(Arc<Mutex<Vec<u32>>>);
+
+impl Follower {
+    /// Starts following `pid` too from the next sample (a target restarted during the run),
+    /// counted from its birth.
+    pub fn follow(&self, pid: u32) {
+        match self.0.lock() {
+            Ok(mut g) => g.push(pid),
+            Err(poisoned) => poisoned.into_inner().push(pid),
+        }
     }
 }
 
@@ -459,6 +483,7 @@ fn recheck(pid: u32, seen: &Seen, generation: u64) -> bool {
 /// Everything the thread owns.
 struct State {
     names: Vec<String>,
+    joining: Arc<Mutex<Vec<u32>>>,
     children: bool,
     nominal: Duration,
     tck: f64,
@@ -489,6 +514,7 @@ impl State {
             .collect::<Result<Vec<_>, _>>()?;
         let mut s = State {
             names: spec.names.into_iter().filter(|n| !n.is_empty()).collect(),
+            joining: Arc::new(Mutex::new(Vec::new())),
             children: spec.children,
             nominal,
             tck: procfs::clk_tck(),
@@ -546,6 +572,25 @@ impl State {
         }
         self.live.insert(pid, self.procs.len());
         self.procs.push(p);
+    }
+
+    /// Starts following the PIDs `Watcher::follow` gave, each counted from its birth.
+    fn join_followed(&mut self) {
+        let pids: Vec<u32> = match self.joining.lock() {
+            Ok(mut g) => std::mem::take(&mut *g),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        let now = Instant::now();
+        for pid in pids {
+            if self.live.contains_key(&pid) {
+                continue;
+            }
+            if let Some(raw) = read_proc(&mut self.reader, pid, self.children, true, self.page)
+                && !raw.exited
+            {
+                self.add(pid, &raw, now, Some(now));
+            }
+        }
     }
 
     /// The readings at start: the name scan, the baselines; the interval t = 0.
@@ -737,6 +782,7 @@ impl State {
             if stopping && self.last_sample.elapsed() < nominal / 4 {
                 break;
             }
+            self.join_followed();
             let second = self.sample(stopping);
             let shared = Arc::new(second.clone());
             self.seconds.push(second);

@@ -10,13 +10,15 @@ use std::fmt::Write;
 use crate::report::{Report, SecondRow};
 
 /// The columns, in order: the keys of a `timeline` row in the JSON report.
-pub const COLUMNS: [&str; 14] = [
+pub const COLUMNS: [&str; 16] = [
     "t",
     "target_eps",
     "events_sent",
     "events_accepted",
     "events_failed",
     "errors",
+    "reconnects",
+    "refused",
     "p50_ms",
     "p99_ms",
     "lag_ms_max",
@@ -40,13 +42,15 @@ pub fn render(r: &Report) -> String {
 fn push_row(out: &mut String, row: &SecondRow) {
     let _ = write!(
         out,
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},",
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},",
         row.t,
         row.target_eps,
         row.events_sent,
         row.events_accepted,
         row.events_failed,
         row.errors,
+        row.reconnects,
+        row.refused,
         row.p50_ms,
         row.p99_ms,
         row.lag_ms_max,
@@ -96,6 +100,8 @@ mod tests {
             events_accepted: 1400,
             events_failed: 100,
             errors: 2,
+            reconnects: 1,
+            refused: 3,
             p50_ms: 1.25,
             p99_ms: 9.0,
             lag_ms_max: 0.5,

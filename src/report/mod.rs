@@ -7,6 +7,7 @@
 
 pub mod ceiling;
 pub mod csv;
+pub mod faults;
 pub mod hdr;
 pub mod hdr_log;
 pub mod sizing;
@@ -70,6 +71,9 @@ pub struct Report {
     /// The ceiling search's steps and result, when the report is one's (`find_ceiling`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<ceiling::Ceiling>,
+    /// The fault timeline as carried out, each fault's effect and recovery.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub faults: Option<faults::Faults>,
     /// The sizing table: one row per step of a `steps` run (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sizing: Vec<sizing::SizingRow>,
@@ -189,6 +193,8 @@ pub struct Summary {
     pub timeouts: u64,
     pub protocol_errors: u64,
     pub reconnects: u64,
+    /// Connections closed by a cut (control or a fault timeline).
+    pub connections_cut: u64,
     pub lag_ms_max: f64,
     pub lag_ms_mean: f64,
     /// Events the schedule wanted that were never sent.
@@ -332,6 +338,9 @@ pub struct SecondRow {
     pub events_accepted: u64,
     pub events_failed: u64,
     pub errors: u64,
+    /// Reconnects, and answers refusing for now (429, 503), in this second.
+    pub reconnects: u64,
+    pub refused: u64,
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub lag_ms_max: f64,
@@ -412,6 +421,8 @@ pub struct Context {
     pub watched: Option<(crate::observe::Observed, Option<LaunchedTarget>)>,
     /// The events carry accounting tags (`source.accounting`).
     pub tagged: bool,
+    /// What the fault timeline did, and the latency gathered outside its windows.
+    pub faults: Option<(Vec<crate::run::fault::FaultRecord>, faults::OutsideLatency)>,
 }
 
 pub(crate) fn rfc3339(ns: i64) -> String {
@@ -516,6 +527,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         timeouts: c.timeouts,
         protocol_errors: c.protocol_errors,
         reconnects: c.reconnects,
+        connections_cut: c.connections_cut,
         lag_ms_max: c.lag_ns_max as f64 / 1e6,
         lag_ms_mean: if c.batches_sent > 0 {
             c.lag_ns_sum as f64 / c.batches_sent as f64 / 1e6
@@ -560,6 +572,8 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
             events_accepted: s.counts.events_accepted,
             events_failed: s.counts.events_failed,
             errors: s.counts.errors,
+            reconnects: s.counts.reconnects,
+            refused: s.counts.refused,
             p50_ms: s.latency.intended.p50,
             p99_ms: s.latency.intended.p99,
             lag_ms_max: s.counts.lag_ns_max as f64 / 1e6,
@@ -623,6 +637,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         }),
         watched: None,
         ceiling: None,
+        faults: None,
         sizing: Vec::new(),
         slo: Vec::new(),
         aborted: r.abort.as_ref().map(|a| a.to_string()),
@@ -631,6 +646,14 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
     };
     if let Some((observed, launched)) = cx.watched {
         rep.watched = Some(watched(&mut rep.timeline, observed, launched, r.warmup));
+    }
+    if let Some((records, outside)) = cx.faults {
+        let actions = faults::judge(records, &rep.timeline);
+        let latency_outside_ms = outside.finish(&actions);
+        rep.faults = Some(faults::Faults {
+            actions,
+            latency_outside_ms,
+        });
     }
     rep.slo = slo::judge(&cx.slo, &rep, cx.slo_facts);
     rep

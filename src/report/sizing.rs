@@ -276,6 +276,8 @@ mod tests {
             events_accepted: accepted,
             events_failed: 0,
             errors,
+            reconnects: 0,
+            refused: 0,
             p50_ms: 0.0,
             p99_ms: 0.0,
             lag_ms_max: 0.0,

@@ -101,7 +101,11 @@ pub fn judge(s: &Slo, r: &Report, facts: Facts) -> Vec<SloResult> {
         s.min_eps_ratio,
         Some(sum.eps_ratio),
     );
-    let lat = &r.latency_ms.intended;
+    // With a fault timeline, latency is judged on the answers outside its windows.
+    let lat = r
+        .faults
+        .as_ref()
+        .map_or(&r.latency_ms.intended, |f| &f.latency_outside_ms);
     let has_lat = lat.count > 0;
     rows.asked(
         "max_p95_ms",
@@ -181,7 +185,40 @@ pub fn judge(s: &Slo, r: &Report, facts: Facts) -> Vec<SloResult> {
         s.max_dup_events.map(|v| v as f64),
         r.verification.as_ref().map(|v| v.duplicates as f64),
     );
+    if let (Some(limit), Some(f)) = (s.max_recovery, &r.faults) {
+        rows.0
+            .push(recovery(limit.0.as_secs_f64(), f, r.duration_s));
+    }
     rows.0
+}
+
+/// `max_recovery`: the slowest recovery, in seconds. A fault never recovered from counts as
+/// the time from its end to the end of the run, and fails whatever that is.
+fn recovery(limit: f64, f: &crate::report::faults::Faults, duration_s: f64) -> SloResult {
+    let mut worst: Option<f64> = None;
+    let mut all = true;
+    for a in f.actions.iter().filter(|a| a.record.error.is_none()) {
+        let t = match (a.recovery_s, a.record.ended_s) {
+            (Some(t), _) => t,
+            (None, Some(e)) => {
+                all = false;
+                (duration_s - e).max(0.0)
+            }
+            (None, None) => {
+                all = false;
+                continue;
+            }
+        };
+        worst = Some(worst.map_or(t, |w| w.max(t)));
+    }
+    let actual = worst.or((!all).then_some(duration_s));
+    SloResult {
+        name: "max_recovery_s",
+        default: false,
+        limit,
+        actual,
+        pass: all && actual.is_none_or(|a| a <= limit),
+    }
 }
 
 /// The objectives that failed (judged and over their limit).

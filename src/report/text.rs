@@ -61,6 +61,9 @@ pub fn render_with(r: &Report, timeline: Timeline) -> String {
     stored(&mut o, r);
     watched(&mut o, r);
     timeline_rows(&mut o, &r.timeline, timeline);
+    if let Some(f) = &r.faults {
+        crate::report::faults::text(&mut o, f);
+    }
     crate::report::sizing::text(&mut o, &r.sizing);
     if let Some(c) = &r.ceiling {
         crate::report::ceiling::text(&mut o, c);
@@ -570,6 +573,8 @@ mod tests {
             events_accepted: 0,
             events_failed: 0,
             errors: 0,
+            reconnects: 0,
+            refused: 0,
             p50_ms: 0.0,
             p99_ms: 0.0,
             lag_ms_max: 0.0,

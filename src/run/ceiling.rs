@@ -782,6 +782,7 @@ mod tests {
                 verification: None,
                 watched: None,
                 tagged: false,
+                faults: None,
             },
         )
     }

@@ -15,15 +15,18 @@ use crate::config::schema::Slo;
 use crate::config::schema::UdpOrder;
 use crate::engine::merge::SecondLog;
 use crate::engine::pacer::Profile;
+use crate::engine::schedule::Control;
 use crate::engine::worker::WirePlan;
 use crate::engine::{self, EnginePlan, Steering, Stop};
 use crate::exit::Exit;
 use crate::generate::time;
 use crate::observe::{self, Launched, ObserveError, Watcher};
 use crate::report::LaunchedTarget;
+use crate::report::faults::OutsideLatency;
 use crate::report::hdr_log::SharedHdrLog;
 use crate::report::{self, Context, Report, TargetInfo, Verification, sizing, slo};
 use crate::run::error::SetupError;
+use crate::run::fault::runner::{self, Runner, Tools};
 use crate::run::plan::RunPlan;
 use crate::run::target::{self, Destination, Endpoint, Transport};
 use crate::run::{Observer, RunOutcome};
@@ -39,6 +42,8 @@ pub struct Started {
     pub info: RunInfo,
     hdr_log: Option<SharedHdrLog>,
     sizing: Option<SizingGather>,
+    /// The latency outside fault windows, gathered per second (with a fault timeline).
+    outside: Option<Arc<Mutex<OutsideLatency>>>,
     /// The target the run launched (`observability.target`), with its stop grace.
     launched: Launch,
     watcher: Option<Watcher>,
@@ -93,7 +98,8 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         None => None,
     };
     let sizing = SizingGather::of(&plan);
-    let second_log = second_log(hdr_log.clone(), sizing.as_ref());
+    let outside = outside_latency(&plan);
+    let second_log = second_log(hdr_log.clone(), sizing.as_ref(), outside.clone());
     let engine = EnginePlan {
         wire,
         addr: endpoint.addr,
@@ -120,6 +126,7 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         info,
         hdr_log,
         sizing,
+        outside,
         launched,
         watcher,
         engine,
@@ -205,13 +212,55 @@ fn sizing_seconds(o: &observe::Observed) -> Vec<sizing::WatchedSecond> {
         .collect()
 }
 
+/// With a fault timeline, starts carrying it out: the runner takes the launched target (a
+/// kill or restart replaces it) and gives it back when the run is over.
+fn start_faults(
+    p: &RunPlan,
+    control: Control,
+    launched: Launch,
+    sink: Option<&SinkHandle>,
+    watcher: Option<&Watcher>,
+) -> (Option<Runner>, Launch) {
+    if p.faults.is_empty() {
+        return (None, launched);
+    }
+    let spec = p.watch.launch.as_ref().map(|(spec, _)| spec.clone());
+    let tools = Tools {
+        control,
+        launched: launched
+            .zip(spec)
+            .map(|((l, grace), spec)| runner::LaunchedTarget {
+                current: Some(l),
+                spec,
+                grace,
+            }),
+        sink: sink.map(SinkHandle::fault_knob),
+        follower: watcher.map(Watcher::follower),
+    };
+    (Some(Runner::start(p.faults.clone(), tools)), None)
+}
+
 /// Stops the launched target by PID and says how it ended; `exited_early` when the watcher
-/// saw it gone before the stop.
+/// saw it gone before the stop (a kill the fault timeline made is not that: `killed` then
+/// says how it ended, and nothing is left to stop).
 fn stop_launched(
     launched: Launch,
+    killed: Option<(u32, observe::Stopped)>,
     observed: Option<&observe::Observed>,
     command: &str,
 ) -> Option<LaunchedTarget> {
+    if launched.is_none()
+        && let Some((pid, st)) = killed
+    {
+        return Some(LaunchedTarget {
+            command: command.to_string(),
+            pid,
+            exited_early: false,
+            exit_code: st.exit,
+            signal: st.signal,
+            killed: true,
+        });
+    }
     let (l, grace) = launched?;
     let pid = l.pid();
     let exited_early = observed.is_some_and(|o| {
@@ -283,10 +332,32 @@ impl SizingGather {
     }
 }
 
-/// The engine's per-second histograms go to the HDR log and to the step they fall in.
-fn second_log(log: Option<SharedHdrLog>, sizing: Option<&SizingGather>) -> Option<SecondLog> {
+/// With a fault timeline: where the latency outside its windows is gathered.
+fn outside_latency(p: &RunPlan) -> Option<Arc<Mutex<OutsideLatency>>> {
+    if p.faults.is_empty() {
+        return None;
+    }
+    let spans: Vec<(f64, f64)> = p
+        .faults
+        .iter()
+        .map(|f| {
+            let b = f.at.as_secs_f64();
+            (b, b + f.act.lasts().map_or(0.0, |d| d.as_secs_f64()))
+        })
+        .collect();
+    let allow = p.config.slo.max_recovery.map(|d| d.0.as_secs_f64());
+    Some(Arc::new(Mutex::new(OutsideLatency::new(&spans, allow))))
+}
+
+/// The engine's per-second histograms go to the HDR log, to the step they fall in and to
+/// the latency outside fault windows.
+fn second_log(
+    log: Option<SharedHdrLog>,
+    sizing: Option<&SizingGather>,
+    outside: Option<Arc<Mutex<OutsideLatency>>>,
+) -> Option<SecondLog> {
     let steps = sizing.map(|g| (g.spans.clone(), g.latency.clone()));
-    if log.is_none() && steps.is_none() {
+    if log.is_none() && steps.is_none() && outside.is_none() {
         return None;
     }
     Some(Box::new(
@@ -299,6 +370,11 @@ fn second_log(log: Option<SharedHdrLog>, sizing: Option<&SizingGather>) -> Optio
                 && let Ok(mut hs) = hists.lock()
             {
                 let _ = hs[k].add(i);
+            }
+            if let Some(o) = &outside
+                && let Ok(mut o) = o.lock()
+            {
+                o.add(t, i);
             }
         },
     ))
@@ -373,6 +449,7 @@ fn wire(p: &RunPlan, ep: &Endpoint) -> Result<WirePlan, SetupError> {
 pub fn execute(
     s: Started,
     steer: Steering,
+    control: Control,
     snapshots: Arc<SnapshotCell>,
     mut observers: Vec<Box<dyn Observer>>,
 ) -> RunOutcome {
@@ -381,6 +458,14 @@ pub fn execute(
     let mut sizing = s.sizing;
     let watcher = s.watcher;
     let tagged = s.plan.config.source.accounting;
+    let (faults, launched) = start_faults(
+        &s.plan,
+        control,
+        s.launched,
+        sink.as_ref(),
+        watcher.as_ref(),
+    );
+    let mut notes = Vec::new();
     let mut publish = |mut snap: Snapshot| {
         if let Some(w) = &watcher {
             snap.watched = Some(watched_now(&w.latest()));
@@ -399,7 +484,7 @@ pub fn execute(
         }
     };
     let result = engine::run(s.engine, steer, &mut publish);
-    let mut notes = Vec::new();
+    let faults = faults.map(Runner::finish);
     if let (Some(log), Some(path)) = (s.hdr_log, &s.plan.config.observability.hdr_log)
         && let Err(e) = log.finish()
     {
@@ -418,7 +503,17 @@ pub fn execute(
         .as_ref()
         .map(|(l, _)| l.command.clone())
         .unwrap_or_default();
-    let launched = stop_launched(s.launched, observed.as_ref(), &command);
+    let (launched, killed, records) = match faults {
+        Some(f) => {
+            for l in f.started {
+                l.stop(Duration::from_secs(5));
+            }
+            let grace = s.plan.watch.launch.as_ref().map(|(_, g)| *g);
+            (f.launched.zip(grace), f.killed, Some(f.records))
+        }
+        None => (launched, None, None),
+    };
+    let launched = stop_launched(launched, killed, observed.as_ref(), &command);
     let watched_seconds = observed.as_ref().map(sizing_seconds);
     if let Some(l) = launched.as_ref().filter(|l| l.exited_early) {
         notes.push(format!(
@@ -426,6 +521,10 @@ pub fn execute(
             l.command, l.pid
         ));
     }
+    let outside = s
+        .outside
+        .and_then(|o| Arc::try_unwrap(o).ok())
+        .and_then(|m| m.into_inner().ok());
     let p = s.plan;
     let cfg = &p.config;
     let mut rep = report::build(
@@ -452,6 +551,7 @@ pub fn execute(
             verification,
             watched: observed.map(|o| (o, launched)),
             tagged: cfg.source.accounting,
+            faults: records.zip(outside),
         },
     );
     if let Some(g) = &sizing {
@@ -537,6 +637,20 @@ pub fn verdict(rep: &Report, abort: &Option<AbortReason>, slo: &Slo) -> (Exit, V
                 l.command, l.pid
             )],
         );
+    }
+    let faults: Vec<String> = rep
+        .faults
+        .iter()
+        .flat_map(|f| &f.actions)
+        .filter_map(|a| {
+            let r = &a.record;
+            r.error
+                .as_ref()
+                .map(|e| format!("fault {} ({} {}): {e}", r.index, r.action, r.target))
+        })
+        .collect();
+    if !faults.is_empty() {
+        return (Exit::Aborted, faults);
     }
     if let Some(v) = &rep.verification
         && (v.lost_events > slo.max_lost_events.unwrap_or(0)

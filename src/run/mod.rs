@@ -20,6 +20,7 @@
 pub mod ceiling;
 pub mod error;
 mod execute;
+pub mod fault;
 pub mod plan;
 pub mod source;
 pub mod target;
@@ -96,6 +97,7 @@ impl Run {
     /// Starts the run (the built-in sink first, when it is the target) and returns at once.
     pub fn start(self, observers: Vec<Box<dyn Observer>>) -> Result<RunHandle, SetupError> {
         let (control, snapshots) = (self.control.clone(), self.snapshots.clone());
+        let handle_control = control.clone();
         let started = execute::prepare(self.plan)?;
         let info: RunInfo = started.info.clone();
         snapshots.publish(Arc::new(Snapshot::empty(info)));
@@ -106,10 +108,10 @@ impl Run {
         let cell = snapshots.clone();
         let thread = std::thread::Builder::new()
             .name("ingestbench-coordinator".into())
-            .spawn(move || execute::execute(started, steer, cell, observers))
+            .spawn(move || execute::execute(started, steer, control, cell, observers))
             .map_err(|e| SetupError::Io(format!("cannot start the coordinator thread: {e}")))?;
         Ok(RunHandle {
-            control,
+            control: handle_control,
             snapshots,
             thread,
         })

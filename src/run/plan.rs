@@ -162,6 +162,8 @@ pub struct RunPlan {
     /// The status page and `/metrics` to serve during the run.
     pub serve: ServePlan,
     pub watch: WatchPlan,
+    /// The fault timeline (`faults:`), resolved.
+    pub faults: Vec<crate::run::fault::Planned>,
     /// Things a person should know before the run starts (validation warnings, TLS off).
     pub warnings: Vec<String>,
 }
@@ -262,6 +264,7 @@ pub fn plan(
     let stop = stop(&cfg.workload)?;
     let serve = serve_plan(&cfg, ov)?;
     let watch = watch_plan(&cfg, ov);
+    let faults = crate::run::fault::plan(&cfg)?;
     for (key, set) in [
         (
             "max_watched_cpu_cores",
@@ -308,6 +311,7 @@ pub fn plan(
         pin: !ov.no_pin,
         serve,
         watch,
+        faults,
         warnings,
         config: cfg,
     })
@@ -518,7 +522,12 @@ fn destination(
         http: any,
         token: token.map(|t| t.expose().to_string()),
         threads: 1,
-        faults: sink::Faults::default(),
+        faults: cfg
+            .target
+            .builtin
+            .as_ref()
+            .and_then(|b| b.faults)
+            .unwrap_or_default(),
         hec_ack: cfg.target.hec.as_ref().is_some_and(|h| h.ack),
         syslog_tcp: (transport == Transport::SyslogTcp).then_some(any),
         syslog_udp: (transport == Transport::SyslogUdp).then_some(any),

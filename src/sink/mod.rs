@@ -224,6 +224,11 @@ impl SinkHandle {
         self.shared.set_faults(f);
     }
 
+    /// A handle on the faults alone, for another thread (a run's fault timeline).
+    pub fn fault_knob(&self) -> FaultKnob {
+        FaultKnob(self.shared.clone())
+    }
+
     /// Stops every thread, waits for them, and returns the final stats.
     pub fn shutdown(mut self) -> SinkStats {
         self.stop_and_join();
@@ -238,6 +243,20 @@ impl SinkHandle {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+    }
+}
+
+/// The faults of a running sink, readable and settable from any thread.
+#[derive(Clone)]
+pub struct FaultKnob(Arc<Shared>);
+
+impl FaultKnob {
+    pub fn get(&self) -> Faults {
+        self.0.faults()
+    }
+
+    pub fn set(&self, f: Faults) {
+        self.0.set_faults(f);
     }
 }
 

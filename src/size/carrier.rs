@@ -103,6 +103,7 @@ pub fn http_framer(
         retry: Retry::default(),
         hec: if hec { setup.hec.clone() } else { None },
         syslog: None,
+        builtin: None,
     };
     let token = Token::new(TOKEN.into());
     Framer::new(

@@ -33,6 +33,8 @@ pub struct Counters {
     pub timeouts: u64,
     pub protocol_errors: u64,
     pub reconnects: u64,
+    /// Connections closed by a `cut` (control or a fault).
+    pub connections_cut: u64,
     /// Batches acknowledged as indexed (HEC `ack: true`).
     pub batches_acked: u64,
     /// Batches accepted with an ackId but not (yet) acknowledged when the worker stopped.
@@ -95,6 +97,7 @@ impl Default for Counters {
             timeouts: 0,
             protocol_errors: 0,
             reconnects: 0,
+            connections_cut: 0,
             batches_acked: 0,
             acks_pending: 0,
             lag_ns_sum: 0,
@@ -139,6 +142,7 @@ impl Counters {
         self.timeouts += o.timeouts;
         self.protocol_errors += o.protocol_errors;
         self.reconnects += o.reconnects;
+        self.connections_cut += o.connections_cut;
         self.batches_acked += o.batches_acked;
         self.acks_pending += o.acks_pending;
         self.lag_ns_sum += o.lag_ns_sum;
@@ -178,6 +182,11 @@ impl Counters {
     }
 
     /// `(status, count)` for every status seen.
+    /// Responses that refused for now (429 and 503: the collector asks to be retried).
+    pub fn refusals(&self) -> u64 {
+        self.status[429] + self.status[503]
+    }
+
     pub fn statuses(&self) -> Vec<(u16, u64)> {
         self.status
             .iter()

@@ -54,6 +54,9 @@ pub struct SecondCounts {
     pub bytes_sent: u64,
     /// Failed batches and transport errors (connects, resets, timeouts, protocol errors).
     pub errors: u64,
+    /// Reconnects, and answers that refused for now (429, 503).
+    pub reconnects: u64,
+    pub refused: u64,
     /// Gauges at the end of the second: the worst lag, the backlog, connections open.
     pub lag_ns_max: u64,
     pub backlog_events: u64,
@@ -72,6 +75,8 @@ impl SecondCounts {
             batches_retried: c.batches_retried,
             bytes_sent: c.bytes_sent,
             errors: c.batches_failed + c.connection_errors(),
+            reconnects: c.reconnects,
+            refused: c.refusals(),
             lag_ns_max: c.lag_ns_max,
             backlog_events: c.backlog_events,
             connections_open: c.connections_open,
