@@ -126,7 +126,7 @@ mod tests {
         push_row(&mut out, &row);
         assert_eq!(
             out,
-            "3,1500.5,1500,1400,100,2,1.25,9,0.5,0,,,,pause;resume\n"
+            "3,1500.5,1500,1400,100,2,1,3,1.25,9,0.5,0,,,,pause;resume\n"
         );
     }
 }
