@@ -77,7 +77,7 @@ pub fn render_text(v: &Verification) -> String {
                     String::new()
                 },
                 if l.resolution_ms > 1 {
-                    format!(", to {} ms", l.resolution_ms)
+                    format!(", resolution {} ms", l.resolution_ms)
                 } else {
                     String::new()
                 }
