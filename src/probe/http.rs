@@ -1,22 +1,12 @@
 //! HTTP calls of a probe that are not the load (HEC health, the auth step's one event, the
-//! sink's `/stats`), with ureq. ureq's own TLS settings cannot say everything `target.tls`
-//! can (public roots *and* a CA file, a `server_name` other than the url's host), so HTTPS
-//! goes through `SharedTls`, a ureq connector that wraps ureq's TCP transport in the run's own
-//! rustls `ClientConfig` and server name (`net::tls::TlsClient`). The connector API is ureq's
-//! `unversioned` one: Cargo.lock pins ureq, and a ureq update that changes it fails to build
-//! here, not at run time.
+//! sink's `/stats`), with ureq. HTTPS goes through `net::ureq_tls`, a ureq connector carrying
+//! the run's own rustls `ClientConfig` and server name (`net::tls::TlsClient`).
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::time::Duration;
 
-use rustls::{ClientConnection, StreamOwned};
-use ureq::unversioned::resolver::DefaultResolver;
-use ureq::unversioned::transport::{
-    Buffers, ConnectionDetails, Connector, Either, LazyBuffers, NextTimeout, TcpConnector,
-    Transport, TransportAdapter,
-};
-
 use crate::net::tls::TlsClient;
+use crate::net::ureq_tls;
 use crate::run::target::Endpoint;
 
 /// An answer: status, a few headers, and the body (at most 64 KiB of it).
@@ -54,18 +44,8 @@ impl Http {
             .max_redirects(0)
             .timeout_global(Some(timeout))
             .build();
-        let (scheme, agent) = match tls {
-            Some(t) => (
-                "https",
-                ureq::Agent::with_parts(
-                    config,
-                    ().chain(TcpConnector::default())
-                        .chain(SharedTls(t.clone())),
-                    DefaultResolver::default(),
-                ),
-            ),
-            None => ("http", ureq::Agent::new_with_config(config)),
-        };
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let agent = ureq_tls::agent(config, tls);
         // The address, not the name: the probe's resolve step chose it, as a run does.
         Http {
             agent,
@@ -115,78 +95,6 @@ pub fn header_pairs(lines: &[u8]) -> Vec<(String, String)> {
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect()
-}
-
-/// ureq's TCP transport wrapped in the run's rustls client.
-#[derive(Debug)]
-struct SharedTls(TlsClient);
-
-impl<In: Transport> Connector<In> for SharedTls {
-    type Out = Either<In, TlsTransport>;
-
-    fn connect(
-        &self,
-        details: &ConnectionDetails,
-        chained: Option<In>,
-    ) -> Result<Option<Self::Out>, ureq::Error> {
-        let Some(transport) = chained else {
-            return Ok(None);
-        };
-        if !details.needs_tls() || transport.is_tls() {
-            return Ok(Some(Either::A(transport)));
-        }
-        let mut conn = ClientConnection::new(self.0.config.clone(), self.0.server_name.clone())?;
-        let mut sock = TransportAdapter::new(transport.boxed(), details.current_time.clone());
-        sock.set_timeout(details.timeout);
-        conn.complete_io(&mut sock)?;
-        Ok(Some(Either::B(TlsTransport {
-            buffers: LazyBuffers::new(
-                details.config.input_buffer_size(),
-                details.config.output_buffer_size(),
-            ),
-            stream: StreamOwned::new(conn, sock),
-        })))
-    }
-}
-
-struct TlsTransport {
-    buffers: LazyBuffers,
-    stream: StreamOwned<ClientConnection, TransportAdapter>,
-}
-
-impl std::fmt::Debug for TlsTransport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("TlsTransport")
-    }
-}
-
-impl Transport for TlsTransport {
-    fn buffers(&mut self) -> &mut dyn Buffers {
-        &mut self.buffers
-    }
-
-    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
-        self.stream.get_mut().set_timeout(timeout);
-        let output = &self.buffers.output()[..amount];
-        self.stream.write_all(output)?;
-        Ok(())
-    }
-
-    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        self.stream.get_mut().set_timeout(timeout);
-        let input = self.buffers.input_append_buf();
-        let n = self.stream.read(input)?;
-        self.buffers.input_appended(n);
-        Ok(n > 0)
-    }
-
-    fn is_open(&mut self) -> bool {
-        self.stream.get_mut().get_mut().is_open()
-    }
-
-    fn is_tls(&self) -> bool {
-        true
-    }
 }
 
 #[cfg(test)]

@@ -2,9 +2,13 @@
 //! sized by the agent's `events_sent`, the count of extra copies and a small map of which seqs
 //! were duplicated, and a count plus a sample of seqs beyond `events_sent`) or only counts
 //! (`Counts`, from a store that keeps no seq list, e.g. the sink's `/stats`). Memory is one bit
-//! per expected event plus bounded samples, whatever the store holds.
+//! per expected event plus bounded samples, whatever the store holds. A store may add notes
+//! (what it could not read) and its ingest lag.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
+
+use super::lag::IngestLag;
 
 /// Most duplicated seqs remembered by value (their count stays exact beyond it).
 pub const MAX_DUP_SEQS: usize = 10_000;
@@ -68,6 +72,29 @@ impl SeqHold {
             *n += 1;
         } else if self.dup_seqs.len() < MAX_DUP_SEQS {
             self.dup_seqs.insert(seq, 2);
+        }
+    }
+
+    /// Records `n` copies of `seq` at once (a store that answers with a count per seq): the
+    /// same as `n` calls of `add`, in constant time.
+    pub fn add_copies(&mut self, seq: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.add(seq);
+        let more = n - 1;
+        if more == 0 {
+            return;
+        }
+        self.copies += more;
+        self.extra_copies += more;
+        if let Some(c) = self.beyond.get_mut(&seq) {
+            *c += more;
+        }
+        if let Some(c) = self.dup_seqs.get_mut(&seq) {
+            *c += more;
+        } else if self.dup_seqs.len() < MAX_DUP_SEQS {
+            self.dup_seqs.insert(seq, n);
         }
     }
 
@@ -144,6 +171,24 @@ pub struct Held {
     pub other_runs: u64,
     /// Lines or documents read (for the report).
     pub scanned: u64,
+    /// What the store could not say, for the result's notes.
+    pub notes: Vec<String>,
+    /// Where the store records arrival (search APIs), its ingest lag.
+    pub ingest_lag: Option<IngestLag>,
+}
+
+impl Held {
+    /// Records `copies` of `(agent, seq)`; a new agent's bitmap is sized `size` (its
+    /// `events_sent`, 0 for an agent the report does not name).
+    pub fn record(&mut self, agent: u32, size: u64, seq: u64, copies: u64) {
+        let hold = match self.agents.entry(agent) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => v.insert(AgentHold::Seqs(SeqHold::new(size))),
+        };
+        if let AgentHold::Seqs(h) = hold {
+            h.add_copies(seq, copies);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -167,6 +212,38 @@ mod tests {
         let mut m = Vec::new();
         h.missing_in(0, 130, 3, &mut m);
         assert_eq!(m, vec![2, 3, 4]);
+    }
+
+    #[test]
+    fn copies_at_once_match_one_by_one() {
+        let seqs = [
+            (0u64, 1u64),
+            (1, 3),
+            (5, 1),
+            (5, 2),
+            (140, 4),
+            (140, 1),
+            (7, 0),
+        ];
+        let (mut one, mut many) = (SeqHold::new(100), SeqHold::new(100));
+        for &(s, n) in &seqs {
+            (0..n).for_each(|_| one.add(s));
+            many.add_copies(s, n);
+        }
+        assert_eq!(one.copies, many.copies);
+        assert_eq!(one.extra_copies, many.extra_copies);
+        assert_eq!(one.dup_seqs, many.dup_seqs);
+        assert_eq!(one.beyond, many.beyond);
+        assert_eq!(one.beyond_distinct, many.beyond_distinct);
+        assert_eq!(many.dup_seqs, BTreeMap::from([(1, 3), (5, 3), (140, 5)]));
+        assert_eq!(many.count_in(0, 100), 3);
+        let mut h = Held::default();
+        h.record(2, 10, 3, 2);
+        h.record(2, 999, 4, 1);
+        let Some(AgentHold::Seqs(s)) = h.agents.get(&2) else {
+            panic!()
+        };
+        assert_eq!((s.size(), s.copies, s.extra_copies), (10, 3, 1));
     }
 
     #[test]

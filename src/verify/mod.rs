@@ -1,14 +1,17 @@
 //! Asking stores what arrived: a saved report's `accounting` (what was accepted, per agent)
-//! against what each store holds (`source`: files, a standalone sink), after the store has
-//! settled (`settle`). The result, `Verification` (schema `ingestbench.verify/1`), gives per
-//! store and agent the events stored, lost (with the first missing seqs), duplicated and
-//! unexpected, and the exit code: 0 within the limits, 5 beyond them or when the expected
-//! set is inexact (a report whose failed list overflowed), 2 bad input, 6 a store that cannot
-//! be reached. This module knows reports only as JSON and the engine not at all.
+//! against what each store holds (`source`: files, a standalone sink, OpenSearch or
+//! Elasticsearch, Splunk), after the store has settled (`settle`). The result, `Verification`
+//! (schema `ingestbench.verify/1`), gives per store and agent the events stored, lost (with the
+//! first missing seqs), duplicated and unexpected, the store's ingest lag where it records
+//! arrival (`lag`), and the exit code: 0 within the limits, 5 beyond them or when the expected
+//! set is inexact (a report whose failed list overflowed), 2 bad input, 4 a store refusing the
+//! credentials, 6 a store that cannot be reached. This module knows reports only as JSON and
+//! the engine not at all.
 
 pub mod compare;
 pub mod expected;
 pub mod held;
+pub mod lag;
 pub mod render;
 pub mod settle;
 pub mod source;
@@ -21,8 +24,9 @@ use serde::Serialize;
 use crate::exit::Exit;
 use compare::Comparison;
 use expected::Expected;
+use lag::IngestLag;
 use settle::Settled;
-use source::Spec;
+use source::{SearchOptions, Spec};
 
 pub const VERIFY_SCHEMA: &str = "ingestbench.verify/1";
 
@@ -33,6 +37,8 @@ pub enum VerifyError {
     Input(String),
     /// A store that cannot be reached or read (exit 6).
     Unreachable(String),
+    /// A store refusing the credentials (HTTP 401/403; exit 4).
+    Auth(String),
 }
 
 impl VerifyError {
@@ -40,6 +46,7 @@ impl VerifyError {
         match self {
             VerifyError::Input(_) => Exit::Invalid,
             VerifyError::Unreachable(_) => Exit::Aborted,
+            VerifyError::Auth(_) => Exit::AuthFailed,
         }
     }
 }
@@ -47,7 +54,9 @@ impl VerifyError {
 impl fmt::Display for VerifyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            VerifyError::Input(m) | VerifyError::Unreachable(m) => f.write_str(m),
+            VerifyError::Input(m) | VerifyError::Unreachable(m) | VerifyError::Auth(m) => {
+                f.write_str(m)
+            }
         }
     }
 }
@@ -63,6 +72,8 @@ pub struct Options {
     /// Limits; `None` takes the report's `slo.max_lost_events` / `max_dup_events`, else 0.
     pub max_lost: Option<u64>,
     pub max_dup: Option<u64>,
+    /// Credentials, TLS, field names and paging of the search-API stores.
+    pub search: SearchOptions,
 }
 
 /// One store's answer.
@@ -77,8 +88,11 @@ pub struct SourceResult {
     pub other_runs: u64,
     #[serde(flatten)]
     pub comparison: Comparison,
-    /// Whether the store's answer lists seqs (files) or counts only (sink).
+    /// Whether the store's answer lists seqs (files, search APIs) or counts only (sink).
     pub seqs_listed: bool,
+    /// Where the store records arrival (OpenSearch, Splunk): the lag's distribution.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingest_lag: Option<IngestLag>,
     pub notes: Vec<String>,
 }
 
@@ -109,6 +123,7 @@ impl Verification {
 
 /// Verifies `exp` against every store of `specs`, in order.
 pub fn verify(exp: &Expected, specs: &[Spec], o: &Options) -> Result<Verification, VerifyError> {
+    o.search.check()?;
     let max_lost = o.max_lost.or(exp.max_lost_events).unwrap_or(0);
     let max_dup = o.max_dup.or(exp.max_dup_events).unwrap_or(0);
     let mut sources = Vec::with_capacity(specs.len());
@@ -122,11 +137,11 @@ pub fn verify(exp: &Expected, specs: &[Spec], o: &Options) -> Result<Verificatio
         );
     }
     for spec in specs {
-        let settled = settle::settle(o.settle_timeout, o.poll, || spec.progress(o.http_timeout))?;
-        let held = spec.read(exp, o.http_timeout)?;
+        let settled = settle::settle(o.settle_timeout, o.poll, || spec.progress(exp, o))?;
+        let mut held = spec.read(exp, o)?;
         let comparison = compare::compare(exp, &held);
         let seqs_listed = comparison.agents.iter().all(|a| a.seqs_listed);
-        let mut notes = Vec::new();
+        let mut notes = std::mem::take(&mut held.notes);
         if !seqs_listed {
             notes.push(
                 "this store keeps counts, not seq lists: lost and duplicated are counted, \
@@ -167,6 +182,7 @@ pub fn verify(exp: &Expected, specs: &[Spec], o: &Options) -> Result<Verificatio
             other_runs: held.other_runs,
             comparison,
             seqs_listed,
+            ingest_lag: held.ingest_lag.take(),
             notes,
         });
     }

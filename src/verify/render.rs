@@ -1,5 +1,6 @@
 //! The text form of a `Verification`: per store a line of totals, then per agent one line,
-//! with the first missing, duplicated and unexpected seqs, and the verdict.
+//! with the first missing, duplicated and unexpected seqs, the ingest lag where the store
+//! records arrival, and the verdict.
 
 use std::fmt::Write;
 
@@ -60,6 +61,27 @@ pub fn render_text(v: &Verification) -> String {
                 let _ = write!(s, "; unexpected seqs {}", d.join(","));
             }
             s.push('\n');
+        }
+        if let Some(l) = &src.ingest_lag {
+            let _ = writeln!(
+                s,
+                "  ingest lag ({}): p50 {} ms  p99 {} ms  max {} ms  over {} events{}{}",
+                l.measure,
+                l.p50_ms,
+                l.p99_ms,
+                l.max_ms,
+                l.count,
+                if l.negative > 0 {
+                    format!(", {} below zero counted as 0", l.negative)
+                } else {
+                    String::new()
+                },
+                if l.resolution_ms > 1 {
+                    format!(", resolution {} ms", l.resolution_ms)
+                } else {
+                    String::new()
+                }
+            );
         }
         for n in &src.notes {
             let _ = writeln!(s, "  note: {n}");

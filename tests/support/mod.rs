@@ -1,7 +1,8 @@
 //! Helpers shared by the end-to-end tests: the binary under test, output text, an
 //! `ingestbench sink` child process (stopped by its PID when dropped), and real peers
 //! (syslog-ng, rsyslog, nginx with TLS) in `peers`; a Prometheus server and the Python
-//! exposition parser in `prometheus`; a child on a pseudo-terminal in `pty`.
+//! exposition parser in `prometheus`; a child on a pseudo-terminal in `pty`; a fake OpenSearch or
+//! Splunk answering from held documents and recording requests in `search_store`.
 
 #![allow(dead_code)]
 
@@ -9,6 +10,7 @@ pub mod browser;
 pub mod peers;
 pub mod prometheus;
 pub mod pty;
+pub mod search_store;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
