@@ -9,6 +9,7 @@ pub mod ceiling;
 pub mod csv;
 pub mod hdr;
 pub mod hdr_log;
+pub mod loss;
 pub mod sizing;
 pub mod slo;
 pub mod text;
@@ -63,6 +64,13 @@ pub struct Report {
     /// store should hold (`ingestbench verify`). Absent when the events carry no tags.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accounting: Option<Accounting>,
+    /// What the stores named in the config's `verify.sources` hold of this run, asked once it
+    /// had ended. Absent without `verify`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_verification: Option<StoreVerification>,
+    /// Every event of the schedule's window in exactly one stage: not sent, refused, accepted
+    /// (stored or not, where a store said).
+    pub loss: loss::Loss,
     /// What the watched processes and cgroups used (`observability.watch`, `--watch`, a
     /// launched `observability.target`), and ingestbench itself.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -96,6 +104,44 @@ pub struct AgentAccounting {
     pub failed: Vec<(u64, u64)>,
     /// More ranges failed than were kept: `failed` is incomplete, the expected set inexact.
     pub failed_overflow: bool,
+}
+
+/// The config's `verify`, carried out after the run: the stores asked, and either their
+/// answer (`result`, the same object `ingestbench verify --output json` prints) or why there
+/// is none (`error`).
+#[derive(Clone, Debug, Serialize)]
+pub struct StoreVerification {
+    /// `verify.sources`, in order.
+    pub sources: Vec<String>,
+    pub settle_timeout_s: f64,
+    pub status: StoreStatus,
+    pub error: Option<String>,
+    pub result: Option<crate::verify::Verification>,
+}
+
+/// How the config's `verify` went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreStatus {
+    /// Every store answered: `result`.
+    Verified,
+    /// A store could not be reached or read (exit 6).
+    Unreachable,
+    /// A spec that could not be used once the run was over (exit 2).
+    Invalid,
+    /// The run aborted first: nothing was asked.
+    NotAsked,
+}
+
+impl StoreStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            StoreStatus::Verified => "verified",
+            StoreStatus::Unreachable => "unreachable",
+            StoreStatus::Invalid => "invalid",
+            StoreStatus::NotAsked => "not asked",
+        }
+    }
 }
 
 /// The watched processes over the run: per process and cgroup, summed, and ingestbench's own.
@@ -621,6 +667,8 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
                 })
                 .collect(),
         }),
+        store_verification: None,
+        loss: loss::Loss::default(),
         watched: None,
         ceiling: None,
         sizing: Vec::new(),
@@ -633,6 +681,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         rep.watched = Some(watched(&mut rep.timeline, observed, launched, r.warmup));
     }
     rep.slo = slo::judge(&cx.slo, &rep, cx.slo_facts);
+    rep.loss = loss::of(&rep, r.target_events as u64, None);
     rep
 }
 

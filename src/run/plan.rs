@@ -26,6 +26,7 @@ use crate::run::error::SetupError;
 use crate::run::source::{self, TimeSpec};
 use crate::run::target::{self, Destination, Transport};
 use crate::sink;
+use crate::verify::source::Spec;
 
 /// What the command line (or another caller) changes in a config.
 #[derive(Clone, Debug, Default)]
@@ -164,6 +165,46 @@ pub struct RunPlan {
     pub watch: WatchPlan,
     /// Things a person should know before the run starts (validation warnings, TLS off).
     pub warnings: Vec<String>,
+    /// The stores to ask what arrived once the run has ended (`verify`).
+    pub verify: Option<VerifyPlan>,
+}
+
+/// `verify`, parsed: the stores in order and how long each may take to settle.
+#[derive(Clone, Debug)]
+pub struct VerifyPlan {
+    pub specs: Vec<Spec>,
+    pub settle_timeout: Duration,
+}
+
+/// The config's `verify` block as a plan. Validation has checked it with lines; this holds
+/// the same rules for a config made in code: every spec parses, and the events carry tags.
+fn verify_plan(cfg: &Config) -> Result<Option<VerifyPlan>, SetupError> {
+    let Some(v) = &cfg.verify else {
+        return Ok(None);
+    };
+    if !cfg.source.accounting {
+        return Err(SetupError::invalid(
+            "verify: asks stores about this run's events by their accounting tags, and source.accounting is false",
+        ));
+    }
+    if v.sources.is_empty() {
+        return Err(SetupError::invalid(
+            "verify.sources: give at least one store",
+        ));
+    }
+    let specs = v
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            crate::verify::check_spec(s)
+                .map_err(|e| SetupError::invalid(format!("verify.sources[{i}]: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(VerifyPlan {
+        specs,
+        settle_timeout: v.settle_timeout.0,
+    }))
 }
 
 /// How long an attempt may wait for its answer, and how long the answers in flight are
@@ -262,6 +303,7 @@ pub fn plan(
     let stop = stop(&cfg.workload)?;
     let serve = serve_plan(&cfg, ov)?;
     let watch = watch_plan(&cfg, ov);
+    let verify = verify_plan(&cfg)?;
     for (key, set) in [
         (
             "max_watched_cpu_cores",
@@ -309,6 +351,7 @@ pub fn plan(
         serve,
         watch,
         warnings,
+        verify,
         config: cfg,
     })
 }
