@@ -158,7 +158,7 @@ impl Probe {
             read_tables().map(|l| drops_for(&l, target))
         } else {
             Err(format!(
-                "not readable here: the target {target} is not on this host (its sockets are in another machine's /proc/net/udp)"
+                "not read: the target {target} is not a loopback address, so its socket may be on another host, whose /proc/net/udp this one does not show"
             ))
         };
         Probe { target, before }
@@ -285,6 +285,6 @@ mod tests {
     fn a_remote_target_is_said_to_be_unreadable() {
         let d = Probe::start(addr("192.0.2.1:514")).finish();
         assert_eq!(d.datagrams, None);
-        assert!(d.note.unwrap().contains("not on this host"));
+        assert!(d.note.unwrap().contains("not a loopback address"));
     }
 }

@@ -43,7 +43,8 @@ pub struct Loss {
     pub stores: Vec<StoreLoss>,
     /// UDP targets: the datagrams the receiving socket's buffer dropped during the run, from
     /// /proc/net/udp, or why that cannot be read. Part of `accepted_not_stored` where a store
-    /// was asked; a lower bound of the loss where none was.
+    /// was asked; a lower bound of the loss where none was (when the run is the port's only
+    /// sender: the kernel counts every sender's datagrams).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub udp_rcvbuf_drops: Option<RcvbufDrops>,
     /// `scheduled − (not_sent + refused + accepted)`: 0 when the counters close. Negative when
