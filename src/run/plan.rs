@@ -703,6 +703,29 @@ mod tests {
     }
 
     #[test]
+    fn verify_is_planned_and_its_rules_hold_for_a_config_made_in_code() {
+        let text = format!("{BASE}verify: {{ sources: [\"sink:http://127.0.0.1:9800/\"] }}\n");
+        let p = plan_of(&text, &Overrides::default()).unwrap();
+        let v = p.verify.expect("planned");
+        assert_eq!(v.specs, vec![Spec::Sink("http://127.0.0.1:9800".into())]);
+        assert_eq!(v.settle_timeout, Duration::from_secs(60));
+        let store = Store::new("/nonexistent/store".into());
+        let catalog = Catalog::discover(None).unwrap();
+        let made = |f: &dyn Fn(&mut Config)| {
+            let mut c = load_text(&text, "t.yaml", &store, &catalog).unwrap().config;
+            f(&mut c);
+            plan(c, &Overrides::default(), &catalog, &store)
+                .err()
+                .expect("refused")
+        };
+        let e = made(&|c| c.source.accounting = false);
+        assert!(e.to_string().starts_with("verify: "), "{e}");
+        let e = made(&|c| c.verify.as_mut().unwrap().sources = vec!["x".into()]);
+        assert!(e.to_string().starts_with("verify.sources[0]: "), "{e}");
+        assert_eq!(e.exit(), crate::exit::Exit::Invalid);
+    }
+
+    #[test]
     fn profiles_without_their_block_are_refused() {
         let w = Workload {
             profile: ProfileKind::Ramp,
