@@ -1,7 +1,7 @@
 //! Golden report files: one fixed, hand-built run (`RunResult` + `Context`: HTTP statuses and
 //! HEC codes, a control action, verification with duplicates, an SLO breach beside a default
-//! criterion, a shortfall while the target was down, 13 seconds of timeline, a failing
-//! verdict) rendered to text, JSON and CSV and compared byte for byte with
+//! criterion, a shortfall while the target was down, the loss stages all that comes to, 13
+//! seconds of timeline, a failing verdict) rendered to text, JSON and CSV and compared byte for byte with
 //! `tests/golden/report.txt`, `report.json` and `report.csv`.
 //!
 //! What changes per build (`tool.version`, `tool.commit`, `tool.target`) is fixed here, not in

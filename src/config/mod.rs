@@ -161,6 +161,81 @@ mod tests {
     }
 
     #[test]
+    fn verify_block_reads_with_defaults_and_bad_specs_name_their_line() {
+        let ok = load(&format!(
+            "{BASE}verify:\n  sources: [\"file:/var/log/out*.log\", \"sink:http://127.0.0.1:9800\"]\n"
+        ));
+        let v = ok.config.expect("valid").verify.expect("verify");
+        assert_eq!(v.sources.len(), 2);
+        assert_eq!(v.settle_timeout.0, schema::DEFAULT_SETTLE_TIMEOUT);
+        let bad = load(&format!(
+            "{BASE}verify:\n  settle_timeout: 5s\n  sources:\n    - \"sink:http://127.0.0.1:9800\"\n    - \"nfs:/x\"\n    - \"file:/var/*/out.log\"\n"
+        ));
+        assert!(bad.config.is_none());
+        let e: Vec<(String, usize, String)> = bad
+            .diags
+            .errors()
+            .map(|d| (d.path.clone(), d.pos.unwrap().line, d.to_string()))
+            .collect();
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert_eq!((e[0].0.as_str(), e[0].1), ("verify.sources[1]", 9), "{e:?}");
+        assert!(
+            e[0].2.contains("unknown kind `nfs`") && !e[0].2.contains("--source"),
+            "{e:?}"
+        );
+        assert_eq!(
+            (e[1].0.as_str(), e[1].1),
+            ("verify.sources[2]", 10),
+            "{e:?}"
+        );
+        assert!(
+            e[1].2.contains("wildcards go in the file name only"),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn verify_needs_tags_sources_and_a_single_run() {
+        let with = |text: &str| messages(&load(text));
+        let untagged = BASE.replace(
+            "{ id: aws.cloudtrail }",
+            "{ id: aws.cloudtrail, accounting: false }",
+        );
+        let m = with(&format!(
+            "{untagged}verify: {{ sources: [\"sink:http://127.0.0.1:1\"] }}\n"
+        ));
+        assert!(
+            m[0].starts_with("verify") && m[0].contains("source.accounting"),
+            "{m:?}"
+        );
+        let m = with(&format!("{BASE}verify: {{ settle_timeout: 1s }}\n"));
+        assert!(
+            m[0].starts_with("verify.sources") && m[0].contains("required"),
+            "{m:?}"
+        );
+        let m = with(&format!("{BASE}verify: {{ sources: [] }}\n"));
+        assert!(
+            m[0].starts_with("verify.sources") && m[0].contains("at least one"),
+            "{m:?}"
+        );
+        let m = with(&format!(
+            "{BASE}verify: {{ sources: [\"file:/a\"], settle_timeout: 2h, extra: 1 }}\n"
+        ));
+        assert!(
+            m.iter().any(|x| x.starts_with("verify.settle_timeout")),
+            "{m:?}"
+        );
+        assert!(m.iter().any(|x| x.starts_with("verify.extra")), "{m:?}");
+        let ceiling = BASE.replace("{ eps: 10, stop: { after: 5s } }", "{ find_ceiling: true }");
+        let m = with(&format!("{ceiling}verify: {{ sources: [\"file:/a\"] }}\n"));
+        assert!(
+            m.iter()
+                .any(|x| x.starts_with("verify") && x.contains("ceiling")),
+            "{m:?}"
+        );
+    }
+
+    #[test]
     fn config_serializes_without_token_values() {
         let text = BASE.replace("target: { url: builtin }", "target: { url: \"http://127.0.0.1:1/x\", auth: { scheme: x-api-key, token_env: MY_TOKEN } }");
         let c = load(&text).config.unwrap();

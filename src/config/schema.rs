@@ -135,6 +135,8 @@ pub struct Config {
     pub slo: Slo,
     /// Faults on the run's timeline, in the order written.
     pub faults: Vec<Fault>,
+    /// Ask stores what arrived once the run has ended (`verify`).
+    pub verify: Option<Verify>,
 }
 
 /// `faults[]`: one action on the run's timeline (`src/run/fault` carries it out).
@@ -472,6 +474,19 @@ pub struct LaunchTarget {
     pub stop_grace: Dur,
 }
 
+/// `verify`: the stores to ask what arrived once the run has ended, as
+/// `ingestbench verify --source` takes them (`file:GLOB`, `sink:URL`), judged against the
+/// run's own accounting with `slo.max_lost_events` / `slo.max_dup_events`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Verify {
+    pub sources: Vec<String>,
+    /// Longest wait for each store to stop growing before it is read.
+    #[serde(serialize_with = "as_text")]
+    pub settle_timeout: Dur,
+}
+
+pub const DEFAULT_SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
 fn pairs<S: serde::Serializer>(v: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
     let mut m = s.serialize_map(Some(v.len()))?;
@@ -576,6 +591,7 @@ pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
         .node("faults")
         .map(|n| read_faults(r, n))
         .unwrap_or_default();
+    let verify = o.sub(r, "verify", read_verify);
     o.finish(r);
     Some(Config {
         schema_version: schema_version?,
@@ -588,6 +604,7 @@ pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
         observability,
         slo,
         faults,
+        verify,
     })
 }
 
@@ -960,6 +977,17 @@ fn read_observability(r: &mut Reader, mut o: Obj) -> Observability {
             t.finish(r);
             v
         }),
+    };
+    o.finish(r);
+    v
+}
+
+fn read_verify(r: &mut Reader, mut o: Obj) -> Verify {
+    let v = Verify {
+        sources: o.req(r, "sources").unwrap_or_default(),
+        settle_timeout: o
+            .get(r, "settle_timeout")
+            .unwrap_or(Dur(DEFAULT_SETTLE_TIMEOUT)),
     };
     o.finish(r);
     v

@@ -43,6 +43,9 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
     watch(&c.observability, &c.slo, r);
     slo(&c.slo, r);
     faults(c, r);
+    if let Some(v) = &c.verify {
+        verify(v, c, r);
+    }
 }
 
 /// `faults:`, `target.builtin` and `slo.max_recovery`: each fault fits its action and its
@@ -1136,5 +1139,42 @@ fn slo(s: &Slo, r: &mut Reader) {
         && p95 > p99
     {
         r.warning("slo.max_p95_ms", format!("{p95} ms is above max_p99_ms {p99} ms; p95 can never exceed p99, so this bound is never the one that fails"));
+    }
+}
+
+/// Longest `verify.settle_timeout`: a store still growing after an hour is not settling.
+pub const MAX_SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// `verify`: each store spec parses as `ingestbench verify --source` would take it, and the
+/// events carry the accounting tags a store is asked about.
+fn verify(v: &Verify, c: &Config, r: &mut Reader) {
+    if !c.source.accounting {
+        r.error(
+            "verify",
+            "asks stores about this run's events by their accounting tags, and source.accounting is false: turn it on or leave verify out",
+        );
+    }
+    if c.workload.find_ceiling {
+        r.error(
+            "verify",
+            "applies to one run; a ceiling search's steps are judged on their own criteria: verify a run at the rate it found instead",
+        );
+    }
+    if v.sources.is_empty() && !r.present("verify.sources[0]") {
+        r.error(
+            "verify.sources",
+            "give at least one store, e.g. [\"file:/var/log/out*.log\", \"sink:http://127.0.0.1:9800\"]",
+        );
+    }
+    for (i, spec) in v.sources.iter().enumerate() {
+        if let Err(e) = crate::verify::check_spec(spec) {
+            r.error(&format!("verify.sources[{i}]"), e);
+        }
+    }
+    if v.settle_timeout.0 > MAX_SETTLE_TIMEOUT {
+        r.error(
+            "verify.settle_timeout",
+            format!("{} is above the maximum of 1h", v.settle_timeout),
+        );
     }
 }

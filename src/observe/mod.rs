@@ -6,7 +6,8 @@
 //!
 //! Files: `procfs` reads and parses the /proc and cgroup files (pure parsers, reused buffers),
 //! `sampler` is the thread and its per-process state, `summary` turns the per-second values
-//! into summaries (pure), `launch` is the launched target.
+//! into summaries (pure), `launch` is the launched target, `udp_drops` reads a UDP target's
+//! receive-buffer drops from /proc/net/udp before and after a run.
 //!
 //! Decisions, each checked against `../shared/reference/measurement-and-ops.md` §3:
 //! - **Hand parsing, not `procfs`.** Per process and interval we read `stat`, `statm`,
@@ -73,6 +74,7 @@ mod launch;
 mod procfs;
 mod sampler;
 mod summary;
+pub mod udp_drops;
 
 use std::fmt;
 use std::path::PathBuf;

@@ -10,6 +10,7 @@ pub mod csv;
 pub mod faults;
 pub mod hdr;
 pub mod hdr_log;
+pub mod loss;
 pub mod sizing;
 pub mod slo;
 pub mod text;
@@ -64,6 +65,13 @@ pub struct Report {
     /// store should hold (`ingestbench verify`). Absent when the events carry no tags.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accounting: Option<Accounting>,
+    /// What the stores named in the config's `verify.sources` hold of this run, asked once it
+    /// had ended. Absent without `verify`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_verification: Option<StoreVerification>,
+    /// Every event of the schedule's window in exactly one stage: not sent, refused, accepted
+    /// (stored or not, where a store said).
+    pub loss: loss::Loss,
     /// What the watched processes and cgroups used (`observability.watch`, `--watch`, a
     /// launched `observability.target`), and ingestbench itself.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -100,6 +108,47 @@ pub struct AgentAccounting {
     pub failed: Vec<(u64, u64)>,
     /// More ranges failed than were kept: `failed` is incomplete, the expected set inexact.
     pub failed_overflow: bool,
+}
+
+/// The config's `verify`, carried out after the run: the stores asked, and either their
+/// answer (`result`, the same object `ingestbench verify --output json` prints) or why there
+/// is none (`error`).
+#[derive(Clone, Debug, Serialize)]
+pub struct StoreVerification {
+    /// `verify.sources`, in order.
+    pub sources: Vec<String>,
+    pub settle_timeout_s: f64,
+    pub status: StoreStatus,
+    pub error: Option<String>,
+    pub result: Option<crate::verify::Verification>,
+}
+
+/// How the config's `verify` went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoreStatus {
+    /// Every store answered: `result`.
+    Verified,
+    /// A store could not be reached or read (exit 6).
+    Unreachable,
+    /// A spec that could not be used once the run was over (exit 2).
+    Invalid,
+    /// A store refused the credentials (exit 4).
+    AuthFailed,
+    /// The run aborted first: nothing was asked.
+    NotAsked,
+}
+
+impl StoreStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            StoreStatus::Verified => "verified",
+            StoreStatus::AuthFailed => "auth_failed",
+            StoreStatus::Unreachable => "unreachable",
+            StoreStatus::Invalid => "invalid",
+            StoreStatus::NotAsked => "not asked",
+        }
+    }
 }
 
 /// The watched processes over the run: per process and cgroup, summed, and ingestbench's own.
@@ -622,19 +671,9 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         control: r.control.clone(),
         paused_s: r.paused.as_secs_f64(),
         verification: cx.verification,
-        accounting: cx.tagged.then(|| Accounting {
-            run_id: run_id.clone(),
-            agents: r
-                .agents
-                .iter()
-                .map(|a| AgentAccounting {
-                    agent: a.agent,
-                    events_sent: a.events_sent,
-                    failed: a.failed.clone(),
-                    failed_overflow: a.failed_overflow,
-                })
-                .collect(),
-        }),
+        accounting: cx.tagged.then(|| accounting(r, &run_id)),
+        store_verification: None,
+        loss: loss::Loss::default(),
         watched: None,
         ceiling: None,
         faults: None,
@@ -656,7 +695,25 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         });
     }
     rep.slo = slo::judge(&cx.slo, &rep, cx.slo_facts);
+    rep.loss = loss::of(&rep, r.target_events as u64, None);
     rep
+}
+
+/// What each agent of the run sent and gave up, as the report's `accounting` says it.
+pub fn accounting(r: &RunResult, run_id: &str) -> Accounting {
+    Accounting {
+        run_id: run_id.to_string(),
+        agents: r
+            .agents
+            .iter()
+            .map(|a| AgentAccounting {
+                agent: a.agent,
+                events_sent: a.events_sent,
+                failed: a.failed.clone(),
+                failed_overflow: a.failed_overflow,
+            })
+            .collect(),
+    }
 }
 
 /// The watched processes into the timeline (a watcher's interval `t` is the run's second

@@ -1,7 +1,8 @@
 //! The human report: a summary (rates with MB/s and GB/day, the window and the drain, every
 //! failure class that occurred), latency percentiles for both clocks (`—` where the sample
 //! count does not support one), a latency histogram with bars, the status distribution, what
-//! the store received, the per-second timeline (condensed unless asked for in full), the SLO
+//! the store received, what the config's `verify` stores hold, loss by stage, the per-second
+//! timeline (condensed unless asked for in full), the SLO
 //! table, and last the verdict: one line, `PASS  exit 0` or `FAIL  exit N: reasons`, so the
 //! last line a person or a CI log shows is the outcome. A function from a `Report` to a
 //! `String`.
@@ -59,6 +60,8 @@ pub fn render_with(r: &Report, timeline: Timeline) -> String {
     histogram(&mut o, r);
     statuses(&mut o, r);
     stored(&mut o, r);
+    store_verification(&mut o, r);
+    crate::report::loss::text(&mut o, &r.loss);
     watched(&mut o, r);
     timeline_rows(&mut o, &r.timeline, timeline);
     if let Some(f) = &r.faults {
@@ -365,6 +368,55 @@ fn stored(o: &mut String, r: &Report) {
             count(v.lost_events),
             count(r.summary.events_accepted)
         );
+    }
+}
+
+/// The config's `verify` stores: one line per store, its notes, and the outcome.
+fn store_verification(o: &mut String, r: &Report) {
+    let Some(sv) = &r.store_verification else {
+        return;
+    };
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "store verification (verify.sources, each settled for up to {:.0} s)",
+        sv.settle_timeout_s
+    );
+    let Some(v) = &sv.result else {
+        let why = sv.error.as_deref().unwrap_or("");
+        let _ = writeln!(o, "  {}: {why}", sv.status.name().to_uppercase());
+        return;
+    };
+    for src in &v.sources {
+        let c = &src.comparison;
+        let _ = writeln!(
+            o,
+            "  {}  expected {}, stored {}, lost {}, duplicated {}, unexpected {}; {} (drain {} ms)",
+            src.source,
+            count(c.expected),
+            count(c.stored),
+            count(c.lost),
+            count(c.duplicated),
+            count(c.unexpected),
+            if src.settle.settled {
+                "settled"
+            } else {
+                "NOT settled"
+            },
+            src.settle.drain_ms
+        );
+        for n in &src.notes {
+            let _ = writeln!(o, "    note: {n}");
+        }
+    }
+    if v.pass {
+        let _ = writeln!(
+            o,
+            "  pass (limits: lost {}, duplicated {})",
+            v.max_lost, v.max_dup
+        );
+    } else {
+        let _ = writeln!(o, "  FAIL: {}", v.reasons.join("; "));
     }
 }
 

@@ -2,8 +2,10 @@
 //! the engine's plan (framers for the final endpoint, the timeline for the run's start);
 //! `execute` runs the engine, adds what the sink has stored to each snapshot before handing it
 //! to the `SnapshotCell` and the observers, verifies against the sink, builds the report,
-//! writes it to `observability.report` (and the timeline to `observability.csv`), and decides
-//! the exit code (`verdict`).
+//! asks the config's `verify` stores (`store_verify`), puts every event in its loss stage
+//! (with a UDP target's receive-buffer drops, read around the run), writes the report to
+//! `observability.report` (and the timeline to `observability.csv`), and decides the exit code
+//! (`verdict`).
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -20,14 +22,15 @@ use crate::engine::worker::WirePlan;
 use crate::engine::{self, EnginePlan, Steering, Stop};
 use crate::exit::Exit;
 use crate::generate::time;
-use crate::observe::{self, Launched, ObserveError, Watcher};
+use crate::observe::{self, Launched, ObserveError, Watcher, udp_drops};
 use crate::report::LaunchedTarget;
 use crate::report::faults::OutsideLatency;
 use crate::report::hdr_log::SharedHdrLog;
-use crate::report::{self, Context, Report, TargetInfo, Verification, sizing, slo};
+use crate::report::{self, Context, Report, StoreStatus, TargetInfo, Verification, sizing, slo};
 use crate::run::error::SetupError;
 use crate::run::fault::runner::{self, Runner, Tools};
 use crate::run::plan::RunPlan;
+use crate::run::store_verify;
 use crate::run::target::{self, Destination, Endpoint, Transport};
 use crate::run::{Observer, RunOutcome};
 use crate::sink::{self, SinkHandle, SinkStats};
@@ -483,8 +486,13 @@ pub fn execute(
             o.on_snapshot(&snap);
         }
     };
+    // A UDP target's receive-buffer drops are read around the run (before the built-in
+    // sink, when it is the target, closes its sockets).
+    let udp_probe = (s.plan.transport == Transport::SyslogUdp)
+        .then(|| udp_drops::Probe::start(s.endpoint.addr));
     let result = engine::run(s.engine, steer, &mut publish);
     let faults = faults.map(Runner::finish);
+    let udp_rcvbuf_drops = udp_probe.map(udp_drops::Probe::finish);
     if let (Some(log), Some(path)) = (s.hdr_log, &s.plan.config.observability.hdr_log)
         && let Err(e) = log.finish()
     {
@@ -495,6 +503,11 @@ pub fn execute(
         .map(|h| h.shutdown())
         .filter(|_| tagged)
         .map(|st| stored_of(&st, &run_id, result.totals.events_accepted));
+    // The stores are asked while a launched target still runs (it may be the store).
+    let store_verification = s.plan.verify.as_ref().map(|vp| {
+        let acc = tagged.then(|| report::accounting(&result, &run_id));
+        store_verify::verify_stores(vp, acc.as_ref(), &s.plan.config.slo, result.abort.is_some())
+    });
     let observed = watcher.map(Watcher::finish);
     let command = s
         .plan
@@ -557,6 +570,8 @@ pub fn execute(
     if let Some(g) = &sizing {
         rep.sizing = g.rows(&rep, watched_seconds.as_deref());
     }
+    rep.store_verification = store_verification;
+    rep.loss = report::loss::of(&rep, rep.loss.scheduled, udp_rcvbuf_drops);
     let (exit, reasons) = verdict(&rep, &result.abort, &cfg.slo);
     rep.verdict = report::Verdict {
         pass: exit == Exit::Ok,
@@ -652,6 +667,25 @@ pub fn verdict(rep: &Report, abort: &Option<AbortReason>, slo: &Slo) -> (Exit, V
     if !faults.is_empty() {
         return (Exit::Aborted, faults);
     }
+    if let Some(sv) = rep
+        .store_verification
+        .as_ref()
+        .filter(|sv| sv.result.is_none())
+    {
+        let exit = match sv.status {
+            StoreStatus::Invalid => Exit::Invalid,
+            StoreStatus::AuthFailed => Exit::AuthFailed,
+            _ => Exit::Aborted,
+        };
+        return (
+            exit,
+            vec![format!(
+                "store verification {}: {}",
+                sv.status.name(),
+                sv.error.as_deref().unwrap_or("")
+            )],
+        );
+    }
     if let Some(v) = &rep.verification
         && (v.lost_events > slo.max_lost_events.unwrap_or(0)
             || v.duplicates > slo.max_dup_events.unwrap_or(0))
@@ -662,6 +696,20 @@ pub fn verdict(rep: &Report, abort: &Option<AbortReason>, slo: &Slo) -> (Exit, V
                 "verification: {} accepted events not stored, {} stored twice",
                 v.lost_events, v.duplicates
             )],
+        );
+    }
+    if let Some(v) = rep
+        .store_verification
+        .as_ref()
+        .and_then(|sv| sv.result.as_ref())
+        .filter(|v| !v.pass)
+    {
+        return (
+            Exit::VerifyFailed,
+            v.reasons
+                .iter()
+                .map(|r| format!("store verification: {r}"))
+                .collect(),
         );
     }
     let b = slo::breaches(&rep.slo);

@@ -4,8 +4,9 @@
 //! `Control` and its `SnapshotCell` before anything starts (so a status page can bind first);
 //! `Run::start(observers)` starts the built-in sink when the url is `builtin`, then the engine
 //! on a coordinator thread, and returns a `RunHandle` at once; `RunHandle::wait` gives the
-//! `RunOutcome`: the report (verified against the sink where it is the target, written to
-//! `observability.report`) and the exit code, chosen here once. Nothing here prints or reads
+//! `RunOutcome`: the report (verified against the sink where it is the target and against the
+//! config's `verify` stores, written to `observability.report`) and the exit code, chosen here
+//! once. Nothing here prints or reads
 //! argv.
 //!
 //! ```text
@@ -23,6 +24,7 @@ mod execute;
 pub mod fault;
 pub mod plan;
 pub mod source;
+mod store_verify;
 pub mod target;
 
 use std::sync::Arc;
@@ -37,7 +39,8 @@ use crate::stats::snapshot::RunInfo;
 pub use crate::stats::snapshot::{Snapshot, SnapshotCell};
 pub use error::SetupError;
 pub use plan::{
-    LoadedConfig, Overrides, RunPlan, ServePlan, StatusPlan, load_config, load_text, plan,
+    LoadedConfig, Overrides, RunPlan, ServePlan, StatusPlan, VerifyPlan, load_config, load_text,
+    plan,
 };
 
 /// Something that watches a run: called with every snapshot (each second, on demand, and the
@@ -50,7 +53,8 @@ pub trait Observer: Send {
 /// What a finished run comes to.
 pub struct RunOutcome {
     pub report: Report,
-    /// The exit code, by gravity: 4 auth, 6 aborted, 5 lost/duplicated, 3 SLO, else 0.
+    /// The exit code, by gravity: 4 auth, 6 aborted (or a `verify` store unreachable), 2 a
+    /// `verify` spec unusable after the run, 5 lost/duplicated, 3 SLO, else 0.
     pub exit: Exit,
     /// Why the exit code is not 0, one line each.
     pub reasons: Vec<String>,

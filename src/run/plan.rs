@@ -26,6 +26,7 @@ use crate::run::error::SetupError;
 use crate::run::source::{self, TimeSpec};
 use crate::run::target::{self, Destination, Transport};
 use crate::sink;
+use crate::verify::source::Spec;
 
 /// What the command line (or another caller) changes in a config.
 #[derive(Clone, Debug, Default)]
@@ -166,6 +167,49 @@ pub struct RunPlan {
     pub faults: Vec<crate::run::fault::Planned>,
     /// Things a person should know before the run starts (validation warnings, TLS off).
     pub warnings: Vec<String>,
+    /// The stores to ask what arrived once the run has ended (`verify`).
+    pub verify: Option<VerifyPlan>,
+}
+
+/// `verify`, parsed: the stores in order and how long each may take to settle.
+#[derive(Clone, Debug)]
+pub struct VerifyPlan {
+    pub specs: Vec<Spec>,
+    pub settle_timeout: Duration,
+    /// Credentials and TLS for the search-API stores.
+    pub search: crate::verify::source::SearchOptions,
+}
+
+/// The config's `verify` block as a plan. Validation has checked it with lines; this holds
+/// the same rules for a config made in code: every spec parses, and the events carry tags.
+fn verify_plan(cfg: &Config) -> Result<Option<VerifyPlan>, SetupError> {
+    let Some(v) = &cfg.verify else {
+        return Ok(None);
+    };
+    if !cfg.source.accounting {
+        return Err(SetupError::invalid(
+            "verify: asks stores about this run's events by their accounting tags, and source.accounting is false",
+        ));
+    }
+    if v.sources.is_empty() {
+        return Err(SetupError::invalid(
+            "verify.sources: give at least one store",
+        ));
+    }
+    let specs = v
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            crate::verify::check_spec(s)
+                .map_err(|e| SetupError::invalid(format!("verify.sources[{i}]: {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(VerifyPlan {
+        specs,
+        settle_timeout: v.settle_timeout.0,
+        search: crate::verify::source::SearchOptions::default(),
+    }))
 }
 
 /// How long an attempt may wait for its answer, and how long the answers in flight are
@@ -265,6 +309,7 @@ pub fn plan(
     let serve = serve_plan(&cfg, ov)?;
     let watch = watch_plan(&cfg, ov);
     let faults = crate::run::fault::plan(&cfg)?;
+    let verify = verify_plan(&cfg)?;
     for (key, set) in [
         (
             "max_watched_cpu_cores",
@@ -313,6 +358,7 @@ pub fn plan(
         watch,
         faults,
         warnings,
+        verify,
         config: cfg,
     })
 }
@@ -666,6 +712,29 @@ mod tests {
         assert_eq!(a.run_id, b.run_id);
         let c = plan_of(&text.replace("seed: 3", "seed: 4"), &Overrides::default()).unwrap();
         assert_ne!(a.run_id, c.run_id);
+    }
+
+    #[test]
+    fn verify_is_planned_and_its_rules_hold_for_a_config_made_in_code() {
+        let text = format!("{BASE}verify: {{ sources: [\"sink:http://127.0.0.1:9800/\"] }}\n");
+        let p = plan_of(&text, &Overrides::default()).unwrap();
+        let v = p.verify.expect("planned");
+        assert_eq!(v.specs, vec![Spec::Sink("http://127.0.0.1:9800".into())]);
+        assert_eq!(v.settle_timeout, Duration::from_secs(60));
+        let store = Store::new("/nonexistent/store".into());
+        let catalog = Catalog::discover(None).unwrap();
+        let made = |f: &dyn Fn(&mut Config)| {
+            let mut c = load_text(&text, "t.yaml", &store, &catalog).unwrap().config;
+            f(&mut c);
+            plan(c, &Overrides::default(), &catalog, &store)
+                .err()
+                .expect("refused")
+        };
+        let e = made(&|c| c.source.accounting = false);
+        assert!(e.to_string().starts_with("verify: "), "{e}");
+        let e = made(&|c| c.verify.as_mut().unwrap().sources = vec!["x".into()]);
+        assert!(e.to_string().starts_with("verify.sources[0]: "), "{e}");
+        assert_eq!(e.exit(), crate::exit::Exit::Invalid);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! `a` carry seqs `0..events_sent`; the seqs of each `failed` range `[from, to)` were given up;
 //! every other seq was accepted. `failed_overflow` means the failed list is incomplete, so the
 //! expected set is not exact (`Expected::exact` is false). The SLO limits `slo.max_lost_events`
-//! and `slo.max_dup_events` are read from the report's `config` when present.
+//! and `slo.max_dup_events` are read from the report's `config` when present. A run that
+//! verifies its own report in memory builds the same `Expected` with `Expected::new` and
+//! `ExpectedAgent::new` (the same normalisation of the failed ranges), without JSON.
 
 use serde_json::Value;
 
@@ -24,6 +26,35 @@ pub struct ExpectedAgent {
 }
 
 impl ExpectedAgent {
+    /// An agent that sent seqs `0..events_sent` and gave up the `failed` ranges `[from, to)`
+    /// (in any order, overlapping or not): kept sorted, merged and clipped to `events_sent`.
+    pub fn new(
+        agent: u32,
+        events_sent: u64,
+        failed: impl IntoIterator<Item = (u64, u64)>,
+        failed_overflow: bool,
+    ) -> ExpectedAgent {
+        let mut ranges: Vec<(u64, u64)> = failed
+            .into_iter()
+            .map(|(f, t)| (f, t.min(events_sent)))
+            .filter(|(f, t)| f < t)
+            .collect();
+        ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (f, t) in ranges {
+            match merged.last_mut() {
+                Some(last) if f <= last.1 => last.1 = last.1.max(t),
+                _ => merged.push((f, t)),
+            }
+        }
+        ExpectedAgent {
+            agent,
+            events_sent,
+            failed: merged,
+            failed_overflow,
+        }
+    }
+
     /// The accepted seqs as sorted, disjoint ranges `[from, to)`.
     pub fn accepted(&self) -> Vec<(u64, u64)> {
         let mut out = Vec::with_capacity(self.failed.len() + 1);
@@ -70,6 +101,28 @@ impl Expected {
         self.agents.iter().find(|a| a.agent == id)
     }
 
+    /// The expectation of run `run_id` from its agents (any order; each agent once) and the
+    /// limits the run was judged with. A report in memory comes here without JSON.
+    pub fn new(
+        run_id: String,
+        mut agents: Vec<ExpectedAgent>,
+        max_lost_events: Option<u64>,
+        max_dup_events: Option<u64>,
+    ) -> Result<Expected, VerifyError> {
+        agents.sort_by_key(|a| a.agent);
+        if agents.windows(2).any(|w| w[0].agent == w[1].agent) {
+            return Err(VerifyError::Input(
+                "accounting.agents names an agent twice".into(),
+            ));
+        }
+        Ok(Expected {
+            run_id,
+            agents,
+            max_lost_events,
+            max_dup_events,
+        })
+    }
+
     /// Reads a report's JSON text.
     pub fn from_report(text: &str) -> Result<Expected, VerifyError> {
         let v: Value = serde_json::from_str(text)
@@ -100,20 +153,14 @@ impl Expected {
                 agent(a).map_err(|e| VerifyError::Input(format!("accounting.agents[{i}]: {e}")))?,
             );
         }
-        agents.sort_by_key(|a| a.agent);
-        if agents.windows(2).any(|w| w[0].agent == w[1].agent) {
-            return Err(VerifyError::Input(
-                "accounting.agents names an agent twice".into(),
-            ));
-        }
         let slo = v.get("config").and_then(|c| c.get("slo"));
         let limit = |k: &str| slo.and_then(|s| s.get(k)).and_then(Value::as_u64);
-        Ok(Expected {
+        Expected::new(
             run_id,
             agents,
-            max_lost_events: limit("max_lost_events"),
-            max_dup_events: limit("max_dup_events"),
-        })
+            limit("max_lost_events"),
+            limit("max_dup_events"),
+        )
     }
 }
 
@@ -141,30 +188,19 @@ fn agent(a: &Value) -> Result<ExpectedAgent, String> {
                 Some((Some(f), Some(t))) if f <= t => (f, t),
                 _ => return Err(format!("`failed` holds {r}, not a range [from, to)")),
             };
-            let t = t.min(events_sent);
-            if f < t {
-                failed.push((f, t));
-            }
-        }
-    }
-    failed.sort_unstable();
-    let mut merged: Vec<(u64, u64)> = Vec::with_capacity(failed.len());
-    for (f, t) in failed {
-        match merged.last_mut() {
-            Some(last) if f <= last.1 => last.1 = last.1.max(t),
-            _ => merged.push((f, t)),
+            failed.push((f, t));
         }
     }
     let failed_overflow = a
         .get("failed_overflow")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    Ok(ExpectedAgent {
+    Ok(ExpectedAgent::new(
         agent,
         events_sent,
-        failed: merged,
+        failed,
         failed_overflow,
-    })
+    ))
 }
 
 #[cfg(test)]
@@ -189,6 +225,23 @@ mod tests {
         assert_eq!(a1.accepted(), vec![(0, 2), (3, 5), (8, 10)]);
         assert_eq!(a1.accepted_count(), 6);
         assert!(a1.is_failed(2) && a1.is_failed(7) && !a1.is_failed(3) && !a1.is_failed(8));
+    }
+
+    #[test]
+    fn agents_made_in_memory_are_normalised_as_read_ones() {
+        let a = ExpectedAgent::new(2, 10, [(8, 14), (1, 3), (2, 5), (9, 9)], false);
+        assert_eq!(a.failed, vec![(1, 5), (8, 10)]);
+        assert_eq!(a.accepted(), vec![(0, 1), (5, 8)]);
+        let e = Expected::new(
+            "r-1".into(),
+            vec![a.clone(), ExpectedAgent::new(0, 3, [], false)],
+            Some(1),
+            None,
+        )
+        .unwrap();
+        assert_eq!(e.agents.iter().map(|a| a.agent).collect::<Vec<_>>(), [0, 2]);
+        assert_eq!(e.max_lost_events, Some(1));
+        assert!(Expected::new("r-1".into(), vec![a.clone(), a], None, None).is_err());
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! first missing seqs), duplicated and unexpected, the store's ingest lag where it records
 //! arrival (`lag`), and the exit code: 0 within the limits, 5 beyond them or when the expected
 //! set is inexact (a report whose failed list overflowed), 2 bad input, 4 a store refusing the
-//! credentials, 6 a store that cannot be reached. This module knows reports only as JSON and
-//! the engine not at all.
+//! credentials, 6 a store that cannot be reached. This module knows reports only as JSON (or
+//! as an `Expected` a run builds from its own accounting in memory) and the engine not at all;
+//! `check_spec` checks a store spec from a config (`verify.sources`).
 
 pub mod compare;
 pub mod expected;
@@ -198,4 +199,19 @@ pub fn verify(exp: &Expected, specs: &[Spec], o: &Options) -> Result<Verificatio
         exit_code: if pass { 0 } else { Exit::VerifyFailed.code() },
         reasons,
     })
+}
+
+/// A store spec from a config (`verify.sources`) rather than the command line: parsed as
+/// `--source` is, and its shape checked as far as it can be before the store exists (a file
+/// glob's wildcards in the file name only). The message leaves out the flag's name.
+pub fn check_spec(s: &str) -> Result<Spec, String> {
+    let flagless = |e: VerifyError| {
+        let m = e.to_string();
+        m.strip_prefix("--source ").map(str::to_string).unwrap_or(m)
+    };
+    let spec = Spec::parse(s).map_err(flagless)?;
+    if let Spec::File(glob) = &spec {
+        source::file::parts(glob).map_err(flagless)?;
+    }
+    Ok(spec)
 }

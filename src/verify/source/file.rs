@@ -18,8 +18,9 @@ use crate::verify::held::{AgentHold, Held, SeqHold};
 /// piece's edge would be missed, and no collector writes such lines).
 const MAX_LINE: usize = 1 << 20;
 
-/// The files matching `glob`, sorted; none is an unreachable store.
-pub fn matches(glob: &str) -> Result<Vec<PathBuf>, VerifyError> {
+/// `glob` as the directory to list and the file-name pattern to match there; a glob without
+/// a file name, or with wildcards in a directory, is bad input.
+pub fn parts(glob: &str) -> Result<(PathBuf, &str), VerifyError> {
     let path = Path::new(glob);
     let name = path
         .file_name()
@@ -34,6 +35,12 @@ pub fn matches(glob: &str) -> Result<Vec<PathBuf>, VerifyError> {
             "file:{glob}: wildcards go in the file name only, not in directories"
         )));
     }
+    Ok((dir, name))
+}
+
+/// The files matching `glob`, sorted; none is an unreachable store.
+pub fn matches(glob: &str) -> Result<Vec<PathBuf>, VerifyError> {
+    let (dir, name) = parts(glob)?;
     let rd = std::fs::read_dir(&dir)
         .map_err(|e| VerifyError::Unreachable(format!("file:{glob}: {}: {e}", dir.display())))?;
     let mut out = Vec::new();
