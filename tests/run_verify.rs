@@ -269,3 +269,68 @@ fn bad_specs_and_untagged_runs_are_config_errors() {
         all(&o)
     );
 }
+
+/// `verify.auth` and `verify.tls` reach a search store after the run: a fake OpenSearch that
+/// requires Basic auth and holds none of the run's events is asked with the credentials from
+/// the environment (never printed) and every accepted event is lost (exit 5); the wrong
+/// password is an authentication failure (exit 4); an unset variable stops the run before
+/// the load (exit 2, `verify.auth`).
+#[test]
+fn a_search_store_is_asked_with_the_configs_credentials() {
+    use support::search_store::{FakeStore, Kind, Setup};
+    let sink = SinkProc::start(&["--http", "127.0.0.1:0"]);
+    let mut setup = Setup::new(Kind::OpenSearch, Vec::new());
+    // base64("verifier:s3cret-pass")
+    setup.auth = Some("Basic dmVyaWZpZXI6czNjcmV0LXBhc3M=".into());
+    let store = FakeStore::start(setup);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        dir.path(),
+        sink.port,
+        200,
+        &format!(
+            "verify:\n  sources: [\"opensearch:{}/logs-*\"]\n  settle_timeout: 0s\n  auth: {{ username: verifier, token_env: IB_TEST_OS_PASS }}\n  tls: {{ verify: true }}\n",
+            store.url()
+        ),
+    );
+    let go = |pass: Option<&str>| {
+        let mut c = bin();
+        c.args(["run", "--config", &cfg, "--no-pin", "--threads", "1"]);
+        if let Some(p) = pass {
+            c.env("IB_TEST_OS_PASS", p);
+        }
+        let o = c.output().unwrap();
+        let rep = std::fs::read_to_string(dir.path().join("report.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .unwrap_or(Value::Null);
+        (o.status.code(), all(&o), rep)
+    };
+    let (code, text, rep) = go(Some("s3cret-pass"));
+    assert_eq!(code, Some(5), "{text}");
+    assert!(!text.contains("s3cret-pass"), "{text}");
+    let src = &rep["store_verification"]["result"]["sources"][0];
+    assert_eq!(src["kind"], "opensearch", "{src}");
+    assert_eq!(
+        u(&src["lost"]),
+        u(&rep["summary"]["events_accepted"]),
+        "{src}"
+    );
+    let reqs = store.requests();
+    assert!(!reqs.is_empty());
+    assert!(
+        reqs.iter()
+            .all(|r| r.header("authorization") == Some("Basic dmVyaWZpZXI6czNjcmV0LXBhc3M=")),
+        "every request carries the credentials"
+    );
+    let (code, text, rep) = go(Some("wrong"));
+    assert_eq!(code, Some(4), "{text}");
+    assert_eq!(
+        rep["store_verification"]["status"], "auth_failed",
+        "{}",
+        rep["store_verification"]
+    );
+    let (code, text, _) = go(None);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("verify.auth"), "{text}");
+}

@@ -483,6 +483,30 @@ pub struct Verify {
     /// Longest wait for each store to stop growing before it is read.
     #[serde(serialize_with = "as_text")]
     pub settle_timeout: Dur,
+    /// Credentials for the search-API stores (where the secret is, never the secret).
+    pub auth: Option<VerifyAuth>,
+    /// TLS for the search-API stores.
+    pub tls: Option<VerifyTls>,
+    /// The Splunk index searched (default `main`).
+    pub splunk_index: Option<String>,
+}
+
+/// `verify.auth`, as `ingestbench verify`'s flags: `basic` with a username (the secret is its
+/// password), `bearer` (the default with a secret alone), `apikey`, `splunk` (a session key).
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyAuth {
+    pub scheme: Option<String>,
+    pub username: Option<String>,
+    pub token_env: Option<String>,
+    pub token_file: Option<String>,
+    pub token_secret: Option<String>,
+}
+
+/// `verify.tls`: a CA file, or no verification (self-signed management ports).
+#[derive(Clone, Debug, Serialize)]
+pub struct VerifyTls {
+    pub verify: bool,
+    pub ca_file: Option<String>,
 }
 
 pub const DEFAULT_SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
@@ -988,6 +1012,26 @@ fn read_verify(r: &mut Reader, mut o: Obj) -> Verify {
         settle_timeout: o
             .get(r, "settle_timeout")
             .unwrap_or(Dur(DEFAULT_SETTLE_TIMEOUT)),
+        auth: o.sub(r, "auth", |r, mut a| {
+            let v = VerifyAuth {
+                scheme: a.get(r, "scheme"),
+                username: a.get(r, "username"),
+                token_env: a.get(r, "token_env"),
+                token_file: a.get(r, "token_file"),
+                token_secret: a.get(r, "token_secret"),
+            };
+            a.finish(r);
+            v
+        }),
+        tls: o.sub(r, "tls", |r, mut t| {
+            let v = VerifyTls {
+                verify: t.get(r, "verify").unwrap_or(true),
+                ca_file: t.get(r, "ca_file"),
+            };
+            t.finish(r);
+            v
+        }),
+        splunk_index: o.get(r, "splunk_index"),
     };
     o.finish(r);
     v

@@ -1177,4 +1177,44 @@ fn verify(v: &Verify, c: &Config, r: &mut Reader) {
             format!("{} is above the maximum of 1h", v.settle_timeout),
         );
     }
+    if let Some(a) = &v.auth {
+        verify_auth(a, r);
+    }
+}
+
+/// `verify.auth`: one secret source, a scheme the stores know, a username with basic only.
+fn verify_auth(a: &VerifyAuth, r: &mut Reader) {
+    let sources = [&a.token_env, &a.token_file, &a.token_secret]
+        .iter()
+        .filter(|s| s.is_some())
+        .count();
+    if sources != 1 {
+        r.error(
+            "verify.auth",
+            "give exactly one of token_env, token_file, token_secret (where the secret is)",
+        );
+    }
+    let scheme = a.scheme.as_deref().unwrap_or(if a.username.is_some() {
+        "basic"
+    } else {
+        "bearer"
+    });
+    if !["basic", "bearer", "apikey", "splunk"].contains(&scheme) {
+        r.error(
+            "verify.auth.scheme",
+            format!("{scheme:?} is not one of basic, bearer, apikey, splunk"),
+        );
+    }
+    match (scheme, &a.username) {
+        ("basic", None) => r.error(
+            "verify.auth.username",
+            "basic needs a username (the secret is its password)",
+        ),
+        ("basic", Some(u)) if u.is_empty() || u.contains(':') => r.error(
+            "verify.auth.username",
+            "a user name, not empty and without `:`",
+        ),
+        ("basic", Some(_)) | (_, None) => {}
+        (_, Some(_)) => r.error("verify.auth.username", "goes with scheme basic only"),
+    }
 }

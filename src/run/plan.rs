@@ -208,8 +208,37 @@ fn verify_plan(cfg: &Config) -> Result<Option<VerifyPlan>, SetupError> {
     Ok(Some(VerifyPlan {
         specs,
         settle_timeout: v.settle_timeout.0,
-        search: crate::verify::source::SearchOptions::default(),
+        search: verify_search(v)?,
     }))
+}
+
+/// The search-API stores' credentials (looked up now: a secret that is not there stops the
+/// run before the load, not after it) and TLS.
+fn verify_search(
+    v: &crate::config::schema::Verify,
+) -> Result<crate::verify::source::SearchOptions, SetupError> {
+    use crate::verify::source::{SearchOptions, auth};
+    let mut o = SearchOptions::default();
+    if let Some(a) = &v.auth {
+        o.auth = auth::resolve(&auth::AuthFlags {
+            scheme: a.scheme.clone(),
+            user: a.username.clone(),
+            token_env: a.token_env.clone(),
+            token_file: a.token_file.clone(),
+            token_secret: a.token_secret.clone(),
+        })
+        .map_err(|e| SetupError::invalid(format!("verify.auth: {e}")))?;
+    }
+    if let Some(t) = &v.tls {
+        o.tls.verify = t.verify;
+        o.tls.ca_file = t.ca_file.as_ref().map(PathBuf::from);
+    }
+    if let Some(i) = &v.splunk_index {
+        o.splunk.index = i.clone();
+    }
+    o.check()
+        .map_err(|e| SetupError::invalid(format!("verify: {e}")))?;
+    Ok(o)
 }
 
 /// How long an attempt may wait for its answer, and how long the answers in flight are
