@@ -39,6 +39,7 @@ fn render(g: &mut Generator, buf: &mut Vec<u8>, from: u64, n: u64) -> usize {
         time_ns: 1_767_600_000_000_000_000 + from as i64 * 1000,
         agent: 1,
         seq: from,
+        sent_ms: Some(1_767_225_600_000),
     };
     for _ in 0..n {
         if buf.len() > (1 << 19) {

@@ -96,6 +96,7 @@ fn requests(agent: u32, n: usize, batch: u64, gzip: bool) -> Vec<Vec<u8>> {
                         time_ns: 1_767_600_000_000_000_000 + seq as i64 * 1_000_000,
                         agent,
                         seq,
+                        sent_ms: Some(1_767_225_600_000),
                     },
                     &mut ev,
                 );

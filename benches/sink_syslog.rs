@@ -100,6 +100,7 @@ fn cycle(agent: u32, n: usize, lf: bool, udp: bool) -> (Vec<u8>, Vec<(usize, usi
                 time_ns: 1_767_600_000_000_000_000 + i as i64 * 1000,
                 agent,
                 seq: i as u64,
+                sent_ms: Some(1_767_225_600_000),
             },
             &mut ev,
         );

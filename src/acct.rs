@@ -3,11 +3,14 @@
 //! `generate::write_acct`) and every store that reads them back (the built-in sink now,
 //! file and search-API verifiers later). The forms, with R a run id and A, S decimals:
 //!
-//! - JSON member: `"ingestbench":{"run":"R","agent":A,"seq":S}`
-//! - RFC 5424 SD element: `[ingestbench@32473 run="R" agent="A" seq="S"]`
-//! - CEF extensions: `ingestbenchRun=R ingestbenchAgent=A ingestbenchSeq=S`
-//! - key=value: `ingestbench_run=R ingestbench_agent=A ingestbench_seq=S`, separated by
-//!   spaces, or by commas in CSV lines.
+//! - JSON member: `"ingestbench":{"run":"R","agent":A,"seq":S,"sent":T}`
+//! - RFC 5424 SD element: `[ingestbench@32473 run="R" agent="A" seq="S" sent="T"]`
+//! - CEF extensions: `ingestbenchRun=R ingestbenchAgent=A ingestbenchSeq=S ingestbenchSent=T`
+//! - key=value: `ingestbench_run=R ingestbench_agent=A ingestbench_seq=S ingestbench_sent=T`,
+//!   separated by spaces, or by commas in CSV lines.
+//!
+//! `sent` (T: ms since the epoch, when the event's batch was due to be sent) is optional:
+//! deterministic runs leave it out, and a tag without it is whole.
 //!
 //! Inside an HEC envelope an event may be a JSON *string*, so every `"` may appear as `\"`
 //! (or `\\\"` one level deeper): a quote is read as any run of backslashes then `"`. The scan
@@ -24,6 +27,8 @@ pub struct Tag<'a> {
     pub run: &'a [u8],
     pub agent: u32,
     pub seq: u64,
+    /// When the event's batch was due to be sent, ms since the epoch (when the tag says).
+    pub sent_ms: Option<u64>,
 }
 
 /// Longest run id accepted (generated ones are `r-` and 12 hex digits).
@@ -96,8 +101,21 @@ fn json<'a>(c: &mut Cursor<'a>) -> Option<Tag<'a>> {
     c.key(b"seq")?;
     let seq = c.number()?;
     c.ws();
+    let sent_ms = c.opt(|c| {
+        c.lit(b",")?;
+        c.ws();
+        c.key(b"sent")?;
+        let t = c.number()?;
+        c.ws();
+        Some(t)
+    });
     c.lit(b"}")?;
-    Some(Tag { run, agent, seq })
+    Some(Tag {
+        run,
+        agent,
+        seq,
+        sent_ms,
+    })
 }
 
 /// `[ingestbench@32473 run="R" agent="A" seq="S"]`
@@ -114,8 +132,20 @@ fn sd<'a>(c: &mut Cursor<'a>) -> Option<Tag<'a>> {
     c.quote()?;
     let seq = c.number()?;
     c.quote()?;
+    let sent_ms = c.opt(|c| {
+        c.lit(b" sent=")?;
+        c.quote()?;
+        let t = c.number()?;
+        c.quote()?;
+        Some(t)
+    });
     c.lit(b"]")?;
-    Some(Tag { run, agent, seq })
+    Some(Tag {
+        run,
+        agent,
+        seq,
+        sent_ms,
+    })
 }
 
 /// `ingestbenchRun=R ingestbenchAgent=A ingestbenchSeq=S`
@@ -126,8 +156,17 @@ fn cef<'a>(c: &mut Cursor<'a>) -> Option<Tag<'a>> {
     let agent = u32::try_from(c.number()?).ok()?;
     c.lit(b" ingestbenchSeq=")?;
     let seq = c.number()?;
+    let sent_ms = c.opt(|c| {
+        c.lit(b" ingestbenchSent=")?;
+        c.number()
+    });
     c.word_end()?;
-    Some(Tag { run, agent, seq })
+    Some(Tag {
+        run,
+        agent,
+        seq,
+        sent_ms,
+    })
 }
 
 /// `ingestbench_run=R ingestbench_agent=A ingestbench_seq=S` (or with commas).
@@ -144,8 +183,18 @@ fn kv<'a>(c: &mut Cursor<'a>) -> Option<Tag<'a>> {
     c.lit(&[sep])?;
     c.lit(b"ingestbench_seq=")?;
     let seq = c.number()?;
+    let sent_ms = c.opt(|c| {
+        c.lit(&[sep])?;
+        c.lit(b"ingestbench_sent=")?;
+        c.number()
+    });
     c.word_end()?;
-    Some(Tag { run, agent, seq })
+    Some(Tag {
+        run,
+        agent,
+        seq,
+        sent_ms,
+    })
 }
 
 struct Cursor<'a> {
@@ -154,6 +203,16 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    /// Reads what `f` reads if it all matches; else nothing is consumed.
+    fn opt<T>(&mut self, f: impl FnOnce(&mut Self) -> Option<T>) -> Option<T> {
+        let at = self.i;
+        let v = f(self);
+        if v.is_none() {
+            self.i = at;
+        }
+        v
+    }
+
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
@@ -247,6 +306,47 @@ mod tests {
 
     fn one(run: &str, agent: u32, seq: u64) -> Vec<(String, u32, u64)> {
         vec![(run.to_string(), agent, seq)]
+    }
+
+    /// The send times of the tags in `s`.
+    fn sent(s: &str) -> Vec<Option<u64>> {
+        collect_tags(s.as_bytes())
+            .into_iter()
+            .map(|t| t.sent_ms)
+            .collect()
+    }
+
+    #[test]
+    fn every_form_with_its_send_time() {
+        let t = Some(1_767_600_000_123);
+        for s in [
+            r#"{"ingestbench":{"run":"r-1","agent":3,"seq":42,"sent":1767600000123}}"#,
+            r#"{"ingestbench": {"run": "r-1", "agent": 3, "seq": 42, "sent": 1767600000123 }}"#,
+            r#"{"event":"{\"ingestbench\":{\"run\":\"r-1\",\"agent\":3,\"seq\":42,\"sent\":1767600000123}}"}"#,
+            r#"<86>1 - h a 1 - [ingestbench@32473 run="r-1" agent="3" seq="42" sent="1767600000123"] m"#,
+            "CEF:0|V|P|1|x|y|3|ingestbenchRun=r-1 ingestbenchAgent=3 ingestbenchSeq=42 ingestbenchSent=1767600000123",
+            "a=b ingestbench_run=r-1 ingestbench_agent=3 ingestbench_seq=42 ingestbench_sent=1767600000123 c=d",
+            "x,ingestbench_run=r-1,ingestbench_agent=3,ingestbench_seq=42,ingestbench_sent=1767600000123",
+        ] {
+            assert_eq!(tags(s), one("r-1", 3, 42), "{s}");
+            assert_eq!(sent(s), vec![t], "{s}");
+        }
+        // Without it (deterministic runs), and a CEF or kv tag followed by other keys.
+        assert_eq!(
+            sent(r#"{"ingestbench":{"run":"r-1","agent":3,"seq":42}}"#),
+            vec![None]
+        );
+        assert_eq!(
+            sent("ingestbench_run=r-1 ingestbench_agent=3 ingestbench_seq=42 other=1"),
+            vec![None]
+        );
+        // A broken send time is no tag at all (never guessed).
+        assert!(tags(r#"{"ingestbench":{"run":"r-1","agent":3,"seq":42,"sent":x}}"#).is_empty());
+        assert!(tags(r#"[ingestbench@32473 run="r-1" agent="3" seq="42" sent="12a"]"#).is_empty());
+        assert!(
+            tags("ingestbenchRun=r-1 ingestbenchAgent=3 ingestbenchSeq=42 ingestbenchSent=9x")
+                .is_empty()
+        );
     }
 
     #[test]

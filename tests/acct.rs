@@ -1,6 +1,7 @@
 //! The accounting vocabulary end to end: every pack's events, rendered with tags by the real
-//! generator, give back exactly their (run, agent, seq) through `acct::find_tags` — as
-//! rendered, and embedded as a JSON string the way an HEC `"event":"…"` envelope carries them.
+//! generator, give back exactly their (run, agent, seq, sent) through `acct::find_tags` — as
+//! rendered, and embedded as a JSON string the way an HEC `"event":"…"` envelope carries them;
+//! with the send time (realtime runs) and without it (deterministic ones).
 
 use ingestbench::acct::{self, Tag};
 use ingestbench::generate::{EventCtx, Generator};
@@ -23,12 +24,14 @@ fn every_pack_tags_round_trip() {
             ev.clear();
             let agent = (i % 7) as u32 * 1000;
             let seq = i * 977;
+            let sent_ms = (i % 2 == 0).then_some(1_767_600_000_000 + i * 3);
             g.render(
                 &EventCtx {
                     index: i,
                     time_ns: 1_767_600_000_000_000_000,
                     agent,
                     seq,
+                    sent_ms,
                 },
                 &mut ev,
             );
@@ -36,6 +39,7 @@ fn every_pack_tags_round_trip() {
                 run: b"r-0a1b2c3d4e5f",
                 agent,
                 seq,
+                sent_ms,
             };
             assert_eq!(
                 acct::collect_tags(&ev),

@@ -28,6 +28,7 @@ fn rendering_allocates_nothing_per_event() {
             time_ns: 1_767_600_000_000_000_000,
             agent: 3,
             seq: 0,
+            sent_ms: None,
         };
         // Warm up: timestamp caches and nothing else.
         for i in 0..1000 {

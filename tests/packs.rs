@@ -52,6 +52,8 @@ fn render(id: &str, seed: u64, n: u64) -> (Arc<CompiledPack>, Vec<Vec<u8>>) {
                     time_ns: t0 + i as i64 * 250_000_000,
                     agent: 2,
                     seq: 1000 + i,
+                    // A realtime run's tags carry when the batch was due.
+                    sent_ms: Some((t0 / 1_000_000) as u64 + i * 250),
                 },
                 &mut out,
             );

@@ -201,6 +201,7 @@ pub fn run(a: Args) -> Exit {
                         time_ns: t,
                         agent: 0,
                         seq: i,
+                        sent_ms: None,
                     },
                     ev,
                 );

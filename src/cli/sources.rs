@@ -215,6 +215,7 @@ fn show(a: ShowArgs) -> Exit {
             time_ns: crate::generate::time::now(),
             agent: 0,
             seq: 0,
+            sent_ms: None,
         },
         &mut buf,
     );

@@ -68,6 +68,9 @@ pub enum Stop {
 
 /// Everything the coordinator needs for one run.
 pub struct EnginePlan {
+    /// Stamp each event's accounting tag with its batch's intended send time (realtime runs;
+    /// deterministic ones keep their bytes a function of (seed, index)).
+    pub stamp_sent: bool,
     pub wire: WirePlan,
     pub addr: SocketAddr,
     pub threads: usize,
@@ -123,8 +126,10 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
         .filter_map(|sig| signal_hook::flag::register(sig, signalled.clone()).ok())
         .collect();
     let start = Instant::now();
+    let start_wall_ns = crate::generate::time::now();
     steer.cell.begin(start);
-    let workers = spawn_workers(&plan, threads, connections, start, &steer.cell, &abort);
+    let starts = (start, plan.stamp_sent.then_some(start_wall_ns));
+    let workers = spawn_workers(&plan, threads, connections, starts, &steer.cell, &abort);
     let mut co = Coordinator {
         plan: &plan,
         cell: &steer.cell,
@@ -183,7 +188,7 @@ fn spawn_workers(
     plan: &EnginePlan,
     threads: usize,
     connections: usize,
-    start: Instant,
+    (start, start_wall_ns): (Instant, Option<i64>),
     cell: &Arc<ScheduleCell>,
     abort: &Arc<Abort>,
 ) -> Workers {
@@ -240,6 +245,7 @@ fn spawn_workers(
                 .with_jitter(plan.jitter_ns),
             timeline: plan.timeline.clone(),
             start,
+            start_wall_ns,
             poll,
             tx: tx.clone(),
             back: brx,

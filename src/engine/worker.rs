@@ -84,6 +84,8 @@ pub struct WorkerPlan {
     pub generator: Generator,
     pub timeline: Timeline,
     pub start: Instant,
+    /// The wall clock at `start`, ns since the epoch, when tags carry their send time.
+    pub start_wall_ns: Option<i64>,
     pub poll: Poll,
     pub tx: Sender<Interval>,
     pub back: Receiver<(Histogram<u64>, Histogram<u64>)>,
@@ -855,6 +857,10 @@ impl Worker {
     fn render(&mut self, p: &mut WorkerPlan, k: usize, due: Instant, now: Instant) {
         let limit = self.batch_size(p, now);
         let wall = time::now();
+        let sent_ms = p.start_wall_ns.map(|w| {
+            let at = w + due.saturating_duration_since(p.start).as_nanos() as i64;
+            (at / 1_000_000).max(0) as u64
+        });
         let b = &mut self.batches[k];
         b.ends.clear();
         b.plain = false;
@@ -866,7 +872,7 @@ impl Worker {
                 let f = &**framer;
                 f.begin(&mut b.body);
                 while n < limit {
-                    let ctx = event_ctx(p, self.scheduled + n, wall);
+                    let ctx = event_ctx(p, self.scheduled + n, wall, sent_ms);
                     let before = b.body.len();
                     f.before_event(&mut b.body, n as usize, ctx.time_ns);
                     match f.embed {
@@ -899,7 +905,7 @@ impl Worker {
                 // Syslog has no request head: the batch is the framed messages.
                 b.head.clear();
                 while n < limit {
-                    let ctx = event_ctx(p, self.scheduled + n, wall);
+                    let ctx = event_ctx(p, self.scheduled + n, wall, sent_ms);
                     let before = b.body.len();
                     let generator = &mut p.generator;
                     let fits = framer.append(ctx.time_ns, &mut b.body, &mut self.scratch, |out| {
@@ -1286,13 +1292,14 @@ fn thread_cpu_ns() -> u64 {
 
 /// The context of this worker's event `seq`: its global index (workers interleave), its time.
 #[inline]
-fn event_ctx(p: &WorkerPlan, seq: u64, wall: i64) -> EventCtx {
+fn event_ctx(p: &WorkerPlan, seq: u64, wall: i64, sent_ms: Option<u64>) -> EventCtx {
     let index = seq * p.threads as u64 + p.id as u64;
     EventCtx {
         index,
         time_ns: p.timeline.time_of(index, wall),
         agent: p.id as u32,
         seq,
+        sent_ms,
     }
 }
 

@@ -31,6 +31,10 @@ pub struct EventCtx {
     pub agent: u32,
     /// The accounting sequence number within the agent.
     pub seq: u64,
+    /// When its batch was due to be sent (the intended time, wall clock, ms since the epoch),
+    /// carried in the accounting tag so a store can tell the send → stored lag; `None` where
+    /// events must depend on (seed, index) alone (deterministic mode, `gen`, packs' checks).
+    pub sent_ms: Option<u64>,
 }
 
 pub struct Generator {
@@ -279,6 +283,17 @@ pub fn write_ipv6(a: u128, out: &mut Vec<u8>) {
     }
 }
 
+/// The literal before the send time in each style (the tag's optional fourth member).
+fn acct_sent_piece(style: AcctStyle) -> &'static [u8] {
+    match style {
+        AcctStyle::Json { .. } => b",\"sent\":",
+        AcctStyle::Sd => b"\" sent=\"",
+        AcctStyle::Cef => b" ingestbenchSent=",
+        AcctStyle::Kv => b" ingestbench_sent=",
+        AcctStyle::Csv => b",ingestbench_sent=",
+    }
+}
+
 /// The literal pieces around the run id, the agent and the sequence number in each style.
 fn acct_pieces(style: AcctStyle) -> [&'static [u8]; 4] {
     match style {
@@ -333,6 +348,10 @@ fn write_acct(style: AcctStyle, run: &[u8], ctx: &EventCtx, out: &mut Vec<u8>) {
     write_u64(u64::from(ctx.agent), out);
     out.put_slice(before_seq);
     write_u64(ctx.seq, out);
+    if let Some(ms) = ctx.sent_ms {
+        out.put_slice(acct_sent_piece(style));
+        write_u64(ms, out);
+    }
     out.put_slice(after);
 }
 

@@ -29,6 +29,7 @@ pub fn trial_render(pack: &CompiledPack) -> Vec<(String, String)> {
                 time_ns: 1_741_944_067_123_456_789,
                 agent: 1,
                 seq: i,
+                sent_ms: None,
             };
             g.render_event(e, &ctx, &mut out);
             if let Err(msg) = check_event(pack.def.format, pack.def.carrier, &out) {

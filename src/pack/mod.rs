@@ -240,6 +240,7 @@ impl crate::config::PackIndex for Catalog {
                 time_ns: 1_767_225_600_000_000_000,
                 agent: 0,
                 seq: i,
+                sent_ms: None,
             };
             g.render(&ctx, &mut out);
         }

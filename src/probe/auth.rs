@@ -95,6 +95,7 @@ fn one_event(plan: &RunPlan, run_id: &str) -> Vec<u8> {
             time_ns: crate::generate::time::now(),
             agent: 0,
             seq: 0,
+            sent_ms: None,
         },
         &mut out,
     );

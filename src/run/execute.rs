@@ -104,6 +104,7 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
     let outside = outside_latency(&plan);
     let second_log = second_log(hdr_log.clone(), sizing.as_ref(), outside.clone());
     let engine = EnginePlan {
+        stamp_sent: plan.config.mode == crate::config::schema::Mode::Realtime,
         wire,
         addr: endpoint.addr,
         threads: plan.threads,

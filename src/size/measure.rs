@@ -84,6 +84,8 @@ fn ctx(i: u64) -> EventCtx {
         time_ns: TIME_NS + i as i64 * 10_000,
         agent: 0,
         seq: i,
+        // A realtime run's tags carry their send time: 13 digits of ms.
+        sent_ms: Some((TIME_NS / 1_000_000) as u64),
     }
 }
 
