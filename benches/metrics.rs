@@ -91,6 +91,7 @@ fn snapshot() -> Snapshot {
         distinct: 899_900_000,
         duplicates: 0,
         lost_events: 0,
+        ingest_lag_ms: None,
     });
     s
 }

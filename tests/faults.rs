@@ -390,3 +390,41 @@ fn a_timeline_that_does_not_fit_its_config_names_the_field_and_line() {
     assert_eq!(out.status.code(), Some(2), "{}", all(&out));
     assert!(all(&out).contains("target.builtin"), "{}", all(&out));
 }
+
+/// The send → stored lag through a stalled collector: a launched sink stopped for 2 s holds
+/// what arrived in that time until it is continued, so the lag its tags' send times give (the
+/// run's own `verify:` asks it while it still runs) reaches the stall, while nothing is lost.
+#[test]
+fn the_ingest_lag_through_a_stall_reaches_the_stall() {
+    let _t = turn();
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let cfg = write_config(
+        dir.path(),
+        "stall-lag.yaml",
+        &format!(
+            "schema_version: \"1.0\"\n\
+             target:\n  url: \"http://127.0.0.1:{port}/ingest\"\n  batch: {{ max_events: 50 }}\n  retry: {{ max_attempts: 50, max_time: 60s }}\n\
+             source: {{ id: aws.cloudtrail }}\n\
+             workload: {{ eps: 500, stop: {{ after: 6s }} }}\n\
+             observability:\n  target:\n    command: {bin}\n    args: [sink, --http, \"127.0.0.1:{port}\", --duration, 60s]\n    ready_port: {port}\n\
+             verify: {{ sources: [\"sink:http://127.0.0.1:{port}\"], settle_timeout: 2s }}\n\
+             faults:\n\
+             \x20 - {{ at: 2s, action: stall, for: 2s }}\n",
+            bin = env!("CARGO_BIN_EXE_ingestbench"),
+        ),
+    );
+    let (code, r, text) = run(&cfg);
+    assert_eq!(code, Some(0), "{text}");
+    let src = &r["store_verification"]["result"]["sources"][0];
+    assert_eq!(src["lost"], 0, "{src}");
+    let lag = &src["ingest_lag"];
+    assert_eq!(
+        lag["count"].as_u64(),
+        r["summary"]["events_accepted"].as_u64(),
+        "every event carried its send time: {lag}"
+    );
+    // Events sent at the stall's start waited for all of it; most waited for none.
+    assert!(f(&lag["max_ms"]) >= 1800.0, "{lag}");
+    assert!(f(&lag["p50_ms"]) < 1000.0, "{lag}");
+}

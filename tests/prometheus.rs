@@ -65,6 +65,7 @@ fn snapshot_at(i: u64) -> Snapshot {
         distinct: 980 * i,
         duplicates: i / 5,
         lost_events: i % 2,
+        ingest_lag_ms: None,
     });
     s
 }

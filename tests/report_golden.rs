@@ -208,6 +208,12 @@ fn context() -> Context {
             distinct: 18_700,
             duplicates: 50,
             lost_events: 0,
+            ingest_lag_ms: Some(ingestbench::sink::LagSummary {
+                count: 18_750,
+                p50: 3,
+                p99: 41,
+                max: 212,
+            }),
         }),
         watched: Some((observed(), Some(launched()))),
         tagged: true,

@@ -248,6 +248,7 @@ impl FakeRun {
             distinct: sent - failed - 25,
             duplicates: 0,
             lost_events: 25,
+            ingest_lag_ms: None,
         });
         s.control = cell.marks();
         s.history = self.history.clone();

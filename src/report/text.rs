@@ -368,6 +368,16 @@ fn stored(o: &mut String, r: &Report) {
             count(v.lost_events),
             count(r.summary.events_accepted)
         );
+        if let Some(l) = &v.ingest_lag_ms {
+            let _ = writeln!(
+                o,
+                "         send -> stored lag: p50 {} ms, p99 {} ms, max {} ms ({} events)",
+                l.p50,
+                l.p99,
+                l.max,
+                count(l.count)
+            );
+        }
     }
 }
 

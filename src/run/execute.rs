@@ -612,6 +612,7 @@ fn stored_of(st: &SinkStats, run_id: &str, accepted: u64) -> Stored {
         distinct,
         duplicates: run.map_or(0, |r| r.duplicates),
         lost_events: accepted.saturating_sub(distinct),
+        ingest_lag_ms: run.and_then(|r| r.ingest_lag_ms.clone()),
     }
 }
 

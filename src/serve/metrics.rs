@@ -694,6 +694,7 @@ mod tests {
             distinct: 38_700,
             duplicates: 10,
             lost_events: 0,
+            ingest_lag_ms: None,
         });
         let proc = |pid, name: &str, cores, rss| WatchedProcess {
             pid,

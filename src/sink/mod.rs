@@ -34,7 +34,7 @@ mod udp;
 mod worker;
 
 pub use fault::Faults;
-pub use stats::{AgentStats, RunStats, SinkStats, SyslogStats};
+pub use stats::{AgentStats, LagSummary, RunStats, SinkStats, SyslogStats};
 pub use tls::SinkTls;
 
 use std::collections::HashMap;

@@ -12,6 +12,7 @@
 //! `SinkStats` is the merged, serialisable snapshot. Field names are the project's vocabulary:
 //! `events_received`, `duplicates`, `gaps` (= max_seq + 1 − distinct: seqs start at 0).
 
+use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
@@ -102,6 +103,27 @@ pub struct RunStats {
     pub distinct: u64,
     pub duplicates: u64,
     pub gaps: u64,
+    /// Send → receive lag of the tagged events that carried their send time, over every
+    /// agent (null when none did).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingest_lag_ms: Option<LagSummary>,
+}
+
+/// A lag distribution in milliseconds (the sink's clock minus the tag's send time).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LagSummary {
+    pub count: u64,
+    pub p50: u64,
+    pub p99: u64,
+    pub max: u64,
+}
+
+/// Longest lag told apart by the sink (a day, in ms): longer ones count as a day.
+const MAX_LAG_MS: u64 = 86_400_000;
+
+fn lag_histogram() -> Option<Histogram<u64>> {
+    Histogram::new_with_bounds(1, MAX_LAG_MS, 2).ok()
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,9 +196,22 @@ pub(crate) struct AgentLedger {
     duplicates: u64,
     max_seq: u64,
     seqs: SeqSet,
+    /// Send → receive lags, ms (made at the first tag with a send time).
+    lag: Option<Histogram<u64>>,
 }
 
 impl AgentLedger {
+    /// Records one event's send → receive lag.
+    #[inline]
+    pub fn lag(&mut self, ms: u64) {
+        if self.lag.is_none() {
+            self.lag = lag_histogram();
+        }
+        if let Some(h) = self.lag.as_mut() {
+            h.saturating_record(ms.clamp(1, MAX_LAG_MS));
+        }
+    }
+
     /// Records one tagged event; false when the seq is out of range (not counted).
     #[inline]
     pub fn record(&mut self, seq: u64) -> bool {
@@ -261,6 +296,7 @@ impl Ledger {
         };
         for (run, agents) in runs.iter() {
             let mut rs = RunStats::default();
+            let mut lag: Option<Histogram<u64>> = None;
             if let Ok(agents) = agents.read() {
                 for (id, a) in agents.iter() {
                     let Ok(a) = a.lock() else { continue };
@@ -270,8 +306,21 @@ impl Ledger {
                     rs.duplicates += s.duplicates;
                     rs.gaps += s.gaps;
                     rs.agents.insert(id.to_string(), s);
+                    if let Some(h) = &a.lag {
+                        if let Some(all) = lag.as_mut() {
+                            let _ = all.add(h);
+                        } else {
+                            lag = Some(h.clone());
+                        }
+                    }
                 }
             }
+            rs.ingest_lag_ms = lag.filter(|h| !h.is_empty()).map(|h| LagSummary {
+                count: h.len(),
+                p50: h.value_at_quantile(0.5),
+                p99: h.value_at_quantile(0.99),
+                max: h.max(),
+            });
             out.insert(String::from_utf8_lossy(run).into_owned(), rs);
         }
         out

@@ -130,6 +130,9 @@ pub struct Stored {
     pub duplicates: u64,
     /// Accepted so far but not (yet) found in the store; settles at the end.
     pub lost_events: u64,
+    /// Send → receive lag of the events that carried their send time (realtime runs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ingest_lag_ms: Option<crate::sink::LagSummary>,
 }
 
 /// What the watched processes used in the last interval (`observability.watch`).

@@ -1,7 +1,8 @@
 //! A standalone `ingestbench sink`: `GET /stats` (`SinkStats` JSON) gives per run and agent
 //! the tagged events received, the distinct seqs and the duplicates, and the highest seq.
 //! Counts, not seq lists: lost and duplicated are counted per agent, but which seqs are
-//! missing cannot be listed from it (`seqs_listed` false in the result).
+//! missing cannot be listed from it (`seqs_listed` false in the result). Where the run's tags
+//! carried their send time, the sink's send → receive lag is the store's ingest lag.
 
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use crate::sink::SinkStats;
 use crate::verify::VerifyError;
 use crate::verify::expected::Expected;
 use crate::verify::held::{AgentHold, CountHold, Held};
+use crate::verify::lag::IngestLag;
 
 /// Largest `/stats` body read.
 const MAX_BODY: u64 = 64 << 20;
@@ -59,6 +61,15 @@ pub fn read(base: &str, exp: &Expected, timeout: Duration) -> Result<Held, Verif
             held.other_runs += rs.received;
             continue;
         }
+        held.ingest_lag = rs.ingest_lag_ms.as_ref().map(|l| IngestLag {
+            measure: "sink receive time - tag sent".into(),
+            count: l.count,
+            p50_ms: l.p50,
+            p99_ms: l.p99,
+            max_ms: l.max,
+            negative: 0,
+            resolution_ms: 1,
+        });
         for (id, a) in &rs.agents {
             let Ok(id) = id.parse::<u32>() else { continue };
             held.agents.insert(
