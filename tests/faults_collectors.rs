@@ -4,7 +4,8 @@
 //! them. Events in flight at the kill may be lost (TCP has no acknowledgement): `ingestbench
 //! verify` must name exactly those — its lost and duplicated counts per agent, and the missing
 //! ranges it lists, are recomputed here from the file's own tags against the report's
-//! accounting, so nothing the file holds is reported lost and nothing missing is hidden.
+//! accounting, so nothing the file holds is reported lost and nothing missing is hidden. The
+//! run's own `verify:` dates each line by the file's sampled growth: the send → stored lag.
 
 mod support;
 
@@ -106,7 +107,7 @@ fn yaml_list(v: &[String]) -> String {
 }
 
 /// Runs the load with the timeline against the launched collector; the report.
-fn run_with_faults(dir: &Path, port: u16, l: &Launch) -> Value {
+fn run_with_faults(dir: &Path, port: u16, l: &Launch, out: &Path) -> Value {
     let env: Vec<String> = l.env.iter().map(|(k, v)| format!("{k}: {v:?}")).collect();
     let report = dir.join("report.json");
     let cfg = write_config(
@@ -119,6 +120,7 @@ fn run_with_faults(dir: &Path, port: u16, l: &Launch) -> Value {
              workload: {{ eps: 1000, stop: {{ after: 10s }} }}\n\
              observability:\n  report: {report}\n  target:\n    command: {cmd:?}\n    args: {args}\n    env: {{ {env} }}\n    ready_port: {port}\n    ready_timeout: 10s\n    log: {d}/collector.log\n\
              slo: {{ max_recovery: 6s }}\n\
+             verify: {{ sources: [\"file:{out}\"], settle_timeout: 3s }}\n\
              faults:\n\
              \x20 - {{ at: 2s, action: stall, for: 3s }}\n\
              \x20 - {{ at: 6s, action: kill, for: 1s }}\n",
@@ -127,6 +129,7 @@ fn run_with_faults(dir: &Path, port: u16, l: &Launch) -> Value {
             args = yaml_list(&l.args),
             env = env.join(", "),
             d = dir.display(),
+            out = out.display(),
         ),
     );
     let out = bin()
@@ -166,6 +169,15 @@ fn run_with_faults(dir: &Path, port: u16, l: &Launch) -> Value {
         r["summary"]["delivery"], "written",
         "syslog over TCP has no acknowledgement"
     );
+    // The run asked the file itself (verify:) while sampling its growth: each line's place
+    // dates it, and its tag's send time gives the lag, which reaches into the 3 s stall.
+    let src = &r["store_verification"]["result"]["sources"][0];
+    let lag = &src["ingest_lag"];
+    assert!(lag["count"].as_u64().unwrap_or(0) > 0, "{src}");
+    assert!(lag["max_ms"].as_u64().unwrap() >= 2000, "{lag}");
+    assert!(lag["p50_ms"].as_u64().unwrap() < 2000, "{lag}");
+    assert_eq!(lag["resolution_ms"], 100, "{lag}");
+    eprintln!("{}: send -> stored lag {lag}", l.command);
     r
 }
 
@@ -275,7 +287,7 @@ fn stall_and_kill(name: &str, launch: fn(&Path, u16, &Path) -> Option<Launch>) {
     let Some(l) = launch(dir.path(), port, &out) else {
         return;
     };
-    let r = run_with_faults(dir.path(), port, &l);
+    let r = run_with_faults(dir.path(), port, &l, &out);
     check_verify(dir.path(), &r, &out);
 }
 

@@ -205,6 +205,7 @@ fn start(a: &Args) -> Result<Exit, VerifyError> {
             max_lost: a.max_lost,
             max_dup: a.max_dup,
             search,
+            growth: None,
         },
     )?;
     match a.output {

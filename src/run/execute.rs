@@ -491,6 +491,7 @@ pub fn execute(
     // sink, when it is the target, closes its sockets).
     let udp_probe = (s.plan.transport == Transport::SyslogUdp)
         .then(|| udp_drops::Probe::start(s.endpoint.addr));
+    let growth = s.plan.verify.as_ref().and_then(store_verify::start_growth);
     let result = engine::run(s.engine, steer, &mut publish);
     let faults = faults.map(Runner::finish);
     let udp_rcvbuf_drops = udp_probe.map(udp_drops::Probe::finish);
@@ -507,7 +508,13 @@ pub fn execute(
     // The stores are asked while a launched target still runs (it may be the store).
     let store_verification = s.plan.verify.as_ref().map(|vp| {
         let acc = tagged.then(|| report::accounting(&result, &run_id));
-        store_verify::verify_stores(vp, acc.as_ref(), &s.plan.config.slo, result.abort.is_some())
+        store_verify::verify_stores(
+            vp,
+            acc.as_ref(),
+            &s.plan.config.slo,
+            result.abort.is_some(),
+            growth.clone(),
+        )
     });
     let observed = watcher.map(Watcher::finish);
     let command = s

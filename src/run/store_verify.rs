@@ -6,12 +6,15 @@
 //! the limits exits 5, a store that cannot be reached 6 — a run that did not verify what it
 //! was asked to never exits 0.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::schema::Slo;
 use crate::report::{Accounting, StoreStatus, StoreVerification};
 use crate::run::plan::VerifyPlan;
 use crate::verify::expected::{Expected, ExpectedAgent};
+use crate::verify::growth::{Growth, GrowthHandle};
+use crate::verify::source::Spec;
 use crate::verify::{self, Options, VerifyError};
 
 /// How often a store's progress is polled while it settles.
@@ -41,13 +44,33 @@ pub fn expected(acc: &Accounting, slo: &Slo) -> Result<Expected, VerifyError> {
     )
 }
 
+/// How often the file stores' sizes are sampled while the run goes on (their ingest lag's
+/// resolution).
+pub const GROWTH_EVERY: Duration = Duration::from_millis(100);
+
+/// Starts dating the file stores' bytes, when `plan` has any: to be started before the load
+/// and handed to `verify_stores` after it.
+pub fn start_growth(plan: &VerifyPlan) -> Option<GrowthHandle> {
+    let globs: Vec<String> = plan
+        .specs
+        .iter()
+        .filter_map(|s| match s {
+            Spec::File(g) => Some(g.clone()),
+            _ => None,
+        })
+        .collect();
+    (!globs.is_empty()).then(|| GrowthHandle(Arc::new(Growth::start(globs, GROWTH_EVERY))))
+}
+
 /// Asks every store of `plan` about the run whose accounting is `acc` (none: the run's events
-/// carried no tags, which planning refuses); nothing is asked when the run aborted.
+/// carried no tags, which planning refuses); nothing is asked when the run aborted. `growth`
+/// dates the file stores' lines (their ingest lag).
 pub fn verify_stores(
     plan: &VerifyPlan,
     acc: Option<&Accounting>,
     slo: &Slo,
     aborted: bool,
+    growth: Option<GrowthHandle>,
 ) -> StoreVerification {
     let mut sv = StoreVerification {
         sources: plan.specs.iter().map(|s| s.label()).collect(),
@@ -74,6 +97,7 @@ pub fn verify_stores(
                     max_lost: slo.max_lost_events,
                     max_dup: slo.max_dup_events,
                     search: plan.search.clone(),
+                    growth,
                 },
             )
         });
@@ -145,13 +169,13 @@ mod tests {
             settle_timeout: Duration::ZERO,
         };
         let acc = accounting();
-        let sv = verify_stores(&plan, Some(&acc), &Slo::default(), false);
+        let sv = verify_stores(&plan, Some(&acc), &Slo::default(), false, None);
         assert_eq!(sv.status, StoreStatus::Unreachable);
         assert!(sv.error.unwrap().contains("no file matches"));
-        let sv = verify_stores(&plan, Some(&acc), &Slo::default(), true);
+        let sv = verify_stores(&plan, Some(&acc), &Slo::default(), true, None);
         assert_eq!(sv.status, StoreStatus::NotAsked);
         assert!(sv.result.is_none());
-        let sv = verify_stores(&plan, None, &Slo::default(), false);
+        let sv = verify_stores(&plan, None, &Slo::default(), false, None);
         assert_eq!(sv.status, StoreStatus::Invalid);
     }
 
@@ -242,7 +266,7 @@ mod tests {
             specs: vec![Spec::File(log.display().to_string())],
             settle_timeout: Duration::ZERO,
         };
-        let ask = || verify_stores(&plan, Some(&acc), &Slo::default(), false);
+        let ask = || verify_stores(&plan, Some(&acc), &Slo::default(), false, None);
         assert_eq!(verdict_of(None).0, Exit::Ok, "{:?}", verdict_of(None));
         assert_eq!(verdict_of(Some(ask())).0, Exit::Ok);
 
@@ -260,7 +284,13 @@ mod tests {
         let (exit, reasons) = verdict_of(Some(ask()));
         assert_eq!(exit, Exit::Aborted, "{reasons:?}");
         assert!(reasons[0].contains("unreachable"), "{reasons:?}");
-        let (exit, _) = verdict_of(Some(verify_stores(&plan, None, &Slo::default(), false)));
+        let (exit, _) = verdict_of(Some(verify_stores(
+            &plan,
+            None,
+            &Slo::default(),
+            false,
+            None,
+        )));
         assert_eq!(exit, Exit::Invalid);
     }
 
@@ -278,7 +308,7 @@ mod tests {
             specs: vec![Spec::File(log.display().to_string())],
             settle_timeout: Duration::ZERO,
         };
-        let sv = verify_stores(&plan, Some(&accounting()), &Slo::default(), false);
+        let sv = verify_stores(&plan, Some(&accounting()), &Slo::default(), false, None);
         let v = sv.result.expect("verified");
         assert_eq!(sv.status, StoreStatus::Verified);
         assert_eq!((v.sources[0].comparison.lost, v.pass), (11, false));

@@ -11,6 +11,7 @@
 
 pub mod compare;
 pub mod expected;
+pub mod growth;
 pub mod held;
 pub mod lag;
 pub mod render;
@@ -75,6 +76,9 @@ pub struct Options {
     pub max_dup: Option<u64>,
     /// Credentials, TLS, field names and paging of the search-API stores.
     pub search: SearchOptions,
+    /// When the file stores' bytes arrived, sampled while the run went on (a run's own
+    /// `verify:`); without it files give no ingest lag.
+    pub growth: Option<growth::GrowthHandle>,
 }
 
 /// One store's answer.

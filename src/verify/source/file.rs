@@ -2,7 +2,9 @@
 //! file): every file matching a glob, rotated ones included, scanned in full line by line for
 //! accounting tags with `acct::find_tags`. Files ending in `.gz` are read through gzip. The
 //! glob's wildcards (`*`, `?`) are matched in the last path component only
-//! (`/var/log/out*.log`, `/var/log/app.log*`); the directory part is taken literally.
+//! (`/var/log/out*.log`, `/var/log/app.log*`); the directory part is taken literally. With a
+//! growth log (`verify::growth`, sampled while the run went on), each line's position dates
+//! it, and a tag's send time gives its send → stored lag.
 
 use std::collections::btree_map::Entry;
 use std::fs::File;
@@ -12,7 +14,9 @@ use std::path::{Path, PathBuf};
 use crate::acct;
 use crate::verify::VerifyError;
 use crate::verify::expected::Expected;
+use crate::verify::growth::{self, FileId, GrowthLog};
 use crate::verify::held::{AgentHold, Held, SeqHold};
+use crate::verify::lag::LagRecorder;
 
 /// Longest line kept whole: a longer one is scanned in pieces of this size (a tag cut at a
 /// piece's edge would be missed, and no collector writes such lines).
@@ -98,27 +102,61 @@ pub fn progress(glob: &str) -> Result<u64, VerifyError> {
     Ok(bytes + files.len() as u64)
 }
 
-/// Scans every matching file.
-pub fn read(glob: &str, exp: &Expected) -> Result<Held, VerifyError> {
+/// Scans every matching file; with `growth`, dates the lines for the ingest lag.
+pub fn read(glob: &str, exp: &Expected, growth: Option<&GrowthLog>) -> Result<Held, VerifyError> {
     let mut held = Held::default();
+    let mut lag = growth.map(|g| {
+        LagRecorder::new(
+            "file line on disk (sampled) - tag sent".into(),
+            g.every_ms.max(1),
+        )
+    });
     for f in matches(glob)? {
         let file = File::open(&f)
             .map_err(|e| VerifyError::Unreachable(format!("{}: {e}", f.display())))?;
-        let reader: Box<dyn Read> = if f.extension().is_some_and(|e| e == "gz") {
+        let gz = f.extension().is_some_and(|e| e == "gz");
+        // Offsets date only the plain file they are offsets of.
+        let dating = match (growth, gz) {
+            (Some(g), false) => file.metadata().ok().map(|m| (g, growth::file_id(&m))),
+            _ => None,
+        };
+        let reader: Box<dyn Read> = if gz {
             Box::new(flate2::read::MultiGzDecoder::new(file))
         } else {
             Box::new(file)
         };
-        scan(BufReader::with_capacity(1 << 16, reader), exp, &mut held)
-            .map_err(|e| VerifyError::Unreachable(format!("{}: {e}", f.display())))?;
+        let dated = dating.zip(lag.as_mut());
+        scan_dated(
+            BufReader::with_capacity(1 << 16, reader),
+            exp,
+            &mut held,
+            dated,
+        )
+        .map_err(|e| VerifyError::Unreachable(format!("{}: {e}", f.display())))?;
     }
+    held.ingest_lag = lag.and_then(|l| l.finish());
     Ok(held)
 }
 
 /// Scans one stream's lines into `held`.
-pub fn scan(mut r: impl BufRead, exp: &Expected, held: &mut Held) -> std::io::Result<()> {
+pub fn scan(r: impl BufRead, exp: &Expected, held: &mut Held) -> std::io::Result<()> {
+    scan_dated(r, exp, held, None)
+}
+
+/// A file's growth log and identity, and where its lines' lags go.
+type Dating<'a> = ((&'a GrowthLog, FileId), &'a mut LagRecorder);
+
+/// Scans one stream's lines into `held`, each tag with a send time on a dated line giving
+/// its lag.
+fn scan_dated(
+    mut r: impl BufRead,
+    exp: &Expected,
+    held: &mut Held,
+    mut dating: Option<Dating<'_>>,
+) -> std::io::Result<()> {
     let run = exp.run_id.as_bytes();
     let mut line = Vec::with_capacity(4096);
+    let mut end: u64 = 0;
     loop {
         line.clear();
         let n = r
@@ -128,13 +166,20 @@ pub fn scan(mut r: impl BufRead, exp: &Expected, held: &mut Held) -> std::io::Re
         if n == 0 {
             return Ok(());
         }
+        end += n as u64;
         held.scanned += 1;
+        let arrival = dating
+            .as_ref()
+            .and_then(|((g, id), _)| g.arrival_ms(*id, end));
         acct::find_tags(&line, |t| {
             if t.run != run {
                 held.other_runs += 1;
                 return;
             }
             record(held, exp, t.agent, t.seq);
+            if let (Some(at), Some(sent), Some((_, lag))) = (arrival, t.sent_ms, dating.as_mut()) {
+                lag.record_ms(at as f64 - sent as f64);
+            }
         });
     }
 }

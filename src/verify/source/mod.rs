@@ -133,7 +133,7 @@ impl Spec {
     /// What the store holds for the run.
     pub fn read(&self, exp: &Expected, o: &Options) -> Result<Held, VerifyError> {
         match self {
-            Spec::File(g) => file::read(g, exp),
+            Spec::File(g) => file::read(g, exp, o.growth.as_ref().map(|h| h.0.log()).as_ref()),
             Spec::Sink(u) => sink::read(u, exp, o.http_timeout),
             Spec::OpenSearch { base, index, .. } => {
                 opensearch::read(&self.label(), base, index, exp, o)
