@@ -525,6 +525,8 @@ pub fn condensed(rows: &[SecondRow]) -> Vec<bool> {
                 || r.t.is_multiple_of(10)
                 || r.errors > 0
                 || r.events_failed > 0
+                || r.refused > 0
+                || r.reconnects > 0
                 || !r.control.is_empty()
                 || step(i)
         })
@@ -542,17 +544,19 @@ fn timeline_rows(o: &mut String, rows: &[SecondRow], how: Timeline) {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "   t   target_eps       sent   accepted   failed  errors    p50 ms    p99 ms   lag ms  backlog  control"
+        "   t   target_eps       sent   accepted   failed  errors reconn refused    p50 ms    p99 ms   lag ms  backlog  control"
     );
     for (row, _) in rows.iter().zip(&keep).filter(|(_, k)| **k) {
         let line = format!(
-            "{:>4} {:>12.0} {:>10} {:>10} {:>8} {:>7} {:>9.3} {:>9.3} {:>8.2} {:>8}  {}",
+            "{:>4} {:>12.0} {:>10} {:>10} {:>8} {:>7} {:>6} {:>7} {:>9.3} {:>9.3} {:>8.2} {:>8}  {}",
             row.t,
             row.target_eps,
             row.events_sent,
             row.events_accepted,
             row.events_failed,
             row.errors,
+            row.reconnects,
+            row.refused,
             row.p50_ms,
             row.p99_ms,
             row.lag_ms_max,
@@ -566,7 +570,7 @@ fn timeline_rows(o: &mut String, rows: &[SecondRow], how: Timeline) {
     if left_out > 0 {
         let _ = writeln!(
             o,
-            "  ({left_out} of {} rows left out: shown are every 10th second and seconds with errors, failures, control actions or rate steps; --timeline full shows all)",
+            "  ({left_out} of {} rows left out: shown are every 10th second and seconds with errors, failures, refusals, reconnects, control actions or rate steps; --timeline full shows all)",
             rows.len()
         );
     }
