@@ -233,7 +233,7 @@ fn start_faults(
         control,
         launched: launched
             .zip(spec)
-            .map(|((l, grace), spec)| runner::LaunchedTarget {
+            .map(|((l, grace), spec)| runner::TargetProcess {
                 current: Some(l),
                 spec,
                 grace,
@@ -333,6 +333,16 @@ impl SizingGather {
             stored: rep.verification.as_ref().map(|_| self.stored.as_slice()),
             watched,
         })
+    }
+}
+
+/// The latency gathered outside fault windows, taken out of its shared cell.
+fn take_outside(o: Option<Arc<Mutex<OutsideLatency>>>) -> OutsideLatency {
+    let empty = || OutsideLatency::new(&[], None);
+    let Some(o) = o else { return empty() };
+    match o.lock() {
+        Ok(mut g) => std::mem::replace(&mut *g, empty()),
+        Err(p) => std::mem::replace(&mut *p.into_inner(), empty()),
     }
 }
 
@@ -542,10 +552,9 @@ pub fn execute(
             l.command, l.pid
         ));
     }
-    let outside = s
-        .outside
-        .and_then(|o| Arc::try_unwrap(o).ok())
-        .and_then(|m| m.into_inner().ok());
+    // The fault records always reach the report (an error among them fails the run), with
+    // the latency gathered outside their windows.
+    let faults = records.map(|r| (r, take_outside(s.outside)));
     let p = s.plan;
     let cfg = &p.config;
     let mut rep = report::build(
@@ -572,7 +581,7 @@ pub fn execute(
             verification,
             watched: observed.map(|o| (o, launched)),
             tagged: cfg.source.accounting,
-            faults: records.zip(outside),
+            faults,
         },
     );
     if let Some(g) = &sizing {

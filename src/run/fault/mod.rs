@@ -244,6 +244,12 @@ fn resolve(cfg: &Config, f: &Fault) -> Result<(String, Act), Problem> {
         FaultAction::Kill => {
             let who = subject()?;
             let restart = command();
+            if who == Subject::Launched && restart.is_some() {
+                return Err((
+                    "command",
+                    "the launched target restarts with its own command (observability.target): leave command out".into(),
+                ));
+            }
             if f.for_.is_some() && who != Subject::Launched && restart.is_none() {
                 return Err(("command", "a kill with `for` restarts after it: give command (and args) to start, or act on the launched target".into()));
             }
@@ -257,6 +263,12 @@ fn resolve(cfg: &Config, f: &Fault) -> Result<(String, Act), Problem> {
             no("for", f.for_.is_some())?;
             let who = subject()?;
             let command = command();
+            if who == Subject::Launched && command.is_some() {
+                return Err((
+                    "command",
+                    "the launched target restarts with its own command (observability.target): leave command out".into(),
+                ));
+            }
             if who != Subject::Launched && command.is_none() {
                 return Err((
                     "command",

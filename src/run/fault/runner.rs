@@ -22,7 +22,7 @@ const FOREIGN_GRACE: Duration = Duration::from_secs(5);
 const SINK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The run's launched target and how to start it again.
-pub struct LaunchedTarget {
+pub struct TargetProcess {
     /// `None` while a kill has left it dead.
     pub current: Option<Launched>,
     pub spec: LaunchSpec,
@@ -32,7 +32,7 @@ pub struct LaunchedTarget {
 /// What the runner acts through.
 pub struct Tools {
     pub control: Control,
-    pub launched: Option<LaunchedTarget>,
+    pub launched: Option<TargetProcess>,
     /// The built-in sink's faults, when it is the target.
     pub sink: Option<FaultKnob>,
     /// Adds a restarted process to what the run watches.
