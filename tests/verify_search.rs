@@ -4,8 +4,12 @@
 //! then holds that report's accepted seqs minus some removed, plus some duplicated, a stray
 //! and another run's events, and answers in the APIs' documented shapes. The verifier's counts
 //! must be exact (lost, duplicated, the missing seqs listed, the ingest lag's percentiles), its
-//! requests the documented ones (paths, methods, JSON bodies with `after` paging, form fields,
-//! the auth header), and its exits 0 / 2 / 4 / 5 / 6 as documented, never printing a secret.
+//! requests the documented ones (paths, methods, JSON bodies with `after` paging and the `min`
+//! sub-aggregations, form fields, the listing's `eval`, the auth header), and its exits
+//! 0 / 2 / 4 / 5 / 6 as documented, never printing a secret. The held events are dated a second
+//! before their tags' `sent` (as a backfill would date them) and a fifth of the tags carry no
+//! `sent`: the lag must be measured from `sent` where it is there and from the event's time
+//! only where it is not, each counted.
 
 mod support;
 
@@ -106,16 +110,57 @@ fn lag_ms(seq: u64) -> u64 {
     100 + (seq * 37) % 900
 }
 
+/// How long before its send an event is dated.
+const DATED_BEFORE_SENT_MS: u64 = 1000;
+
+/// A document whose tag carries `sent` unless its seq is 2 modulo 5.
 fn doc(run: &str, agent: u32, seq: u64, copies: u64) -> Doc {
-    let time_ms = BASE_MS + seq * 10 + u64::from(agent) * 3;
+    let sent = BASE_MS + seq * 10 + u64::from(agent) * 3;
     Doc {
         run: run.to_string(),
         agent,
         seq,
         copies,
-        time_ms,
-        ingested_ms: time_ms + lag_ms(seq),
+        time_ms: sent - DATED_BEFORE_SENT_MS,
+        sent_ms: (seq % 5 != 2).then_some(sent),
+        ingested_ms: sent + lag_ms(seq),
     }
+}
+
+/// The documents with every tag carrying `sent` (`true`) or none (`false`).
+fn all_sent(docs: &[Doc], sent: bool) -> Vec<Doc> {
+    docs.iter()
+        .map(|d| Doc {
+            sent_ms: sent.then_some(d.time_ms + DATED_BEFORE_SENT_MS),
+            ..d.clone()
+        })
+        .collect()
+}
+
+/// The lag OpenSearch must give a document (its first copy): ingested − sent, else − time.
+fn os_lag(d: &Doc) -> i64 {
+    d.ingested_ms as i64 - d.sent_ms.unwrap_or(d.time_ms) as i64
+}
+
+/// The lag Splunk must give each copy: `_indextime` (whole seconds) − sent, else − `_time`.
+fn splunk_lag(d: &Doc) -> i64 {
+    (d.ingested_ms / 1000 * 1000) as i64 - d.sent_ms.unwrap_or(d.time_ms) as i64
+}
+
+/// `ingest_lag` against the lags expected (signed ms): count, percentiles, max, negatives.
+fn check_lag(lag: &Value, expected: &[i64], measure: &str, resolution_ms: u64) {
+    let negative = expected.iter().filter(|l| **l < 0).count() as u64;
+    let mut lags: Vec<u64> = expected.iter().map(|l| (*l).max(0) as u64).collect();
+    lags.sort_unstable();
+    let max = *lags.last().unwrap();
+    assert!(max < 2048, "HDR is exact under 2,048 only: {max}");
+    assert_eq!(lag["measure"], measure, "{lag}");
+    assert_eq!(lag["count"], lags.len() as u64, "{lag}");
+    assert_eq!(lag["p50_ms"], quantile(&lags, 0.5), "{lag}");
+    assert_eq!(lag["p99_ms"], quantile(&lags, 0.99), "{lag}");
+    assert_eq!(lag["max_ms"], max, "{lag}");
+    assert_eq!(lag["negative"], negative, "{lag}");
+    assert_eq!(lag["resolution_ms"], resolution_ms, "{lag}");
 }
 
 /// The report's accepted seqs, with agent A's accepted[5..8] and B's accepted[100] and last
@@ -277,18 +322,23 @@ fn opensearch_counts_exactly_pages_with_after_and_measures_lag() {
     assert_eq!(v["pass"], false);
     assert!(v["reasons"][0].as_str().unwrap().contains("events lost"));
 
-    // The lag: one per (agent, seq) bucket, its first copy's.
-    let mut lags: Vec<u64> = run_docs.iter().map(|d| d.ingested_ms - d.time_ms).collect();
-    lags.sort_unstable();
-    let lag = &s["ingest_lag"];
-    assert_eq!(lag["measure"], "event.ingested - @timestamp");
-    assert_eq!(lag["count"], lags.len() as u64);
-    assert_eq!(lag["p50_ms"], quantile(&lags, 0.5));
-    assert_eq!(lag["p99_ms"], quantile(&lags, 0.99));
-    assert_eq!(lag["max_ms"], *lags.last().unwrap());
+    // The lag: one per (agent, seq) bucket, its first copy's, from sent where the tag has it.
+    let lags: Vec<i64> = run_docs.iter().map(|d| os_lag(d)).collect();
+    check_lag(
+        &s["ingest_lag"],
+        &lags,
+        "event.ingested - ingestbench.sent, else event.ingested - @timestamp",
+        1,
+    );
+    let by_sent = run_docs.iter().filter(|d| d.sent_ms.is_some()).count();
+    assert!(by_sent > 0 && by_sent < run_docs.len(), "both kinds held");
     assert_eq!(
-        (lag["negative"].as_u64(), lag["resolution_ms"].as_u64()),
-        (Some(0), Some(1))
+        s["notes"],
+        json!([format!(
+            "ingest lag: {by_sent} events measured as event.ingested - ingestbench.sent, {} \
+             whose tags carry no send time as event.ingested - @timestamp",
+            run_docs.len() - by_sent
+        )])
     );
 
     // The requests: refresh, count, then composite pages, each with the auth header.
@@ -330,6 +380,7 @@ fn opensearch_counts_exactly_pages_with_after_and_measures_lag() {
         assert_eq!(
             b["aggs"]["acct"]["aggs"],
             json!({"ingested": {"min": {"field": "event.ingested"}},
+                   "sent": {"min": {"field": "ingestbench.sent"}},
                    "event_time": {"min": {"field": "@timestamp"}}})
         );
         // Page i asks after the last key of page i-1.
@@ -374,7 +425,10 @@ fn opensearch_counts_exactly_pages_with_after_and_measures_lag() {
     let want = format!("; missing {};", shown.join(","));
     assert!(text.contains(&want), "{want}: {text}");
     assert!(
-        text.contains("ingest lag (event.ingested - @timestamp): p50 "),
+        text.contains(
+            "ingest lag (event.ingested - ingestbench.sent, else event.ingested - @timestamp): \
+             p50 "
+        ),
         "{text}"
     );
     assert!(text.contains("FAIL (exit 5)"), "{text}");
@@ -397,7 +451,7 @@ fn opensearch_refusals_read_only_users_and_bad_input() {
     let mut setup = Setup::new(Kind::OpenSearch, h.docs.clone());
     setup.auth = Some(basic_header());
     setup.refresh_status = 403;
-    setup.refuse_min = true;
+    setup.refuse_min = vec!["@timestamp".into(), "ingestbench.sent".into()];
     let store = FakeStore::start(setup);
     let src = format!("elasticsearch:{}/ib", store.url());
     let base = [
@@ -422,8 +476,8 @@ fn opensearch_refusals_read_only_users_and_bad_input() {
     assert!(!all(&o).contains("wrong-pw-also-secret"));
     no_secret(&o);
 
-    // A read-only user (refresh refused) and a time field that cannot be aggregated: the
-    // counts are still exact, the lag is absent, both said in notes.
+    // A read-only user (refresh refused) and time and sent fields that cannot be aggregated
+    // (mapped as text): the counts are still exact, the lag is absent, both said in notes.
     store.clear();
     let (o, v) = verify(&a, &[("IB_TEST_OS_PASSWORD", PASSWORD)]);
     assert_eq!(o.status.code(), Some(5), "{}", all(&o));
@@ -432,21 +486,52 @@ fn opensearch_refusals_read_only_users_and_bad_input() {
     assert_eq!(s["kind"], "elasticsearch");
     assert!(s.get("ingest_lag").is_none(), "{s}");
     check_agents(&v, r, &h);
-    let notes = s["notes"].to_string();
-    assert!(notes.contains("_refresh was refused (HTTP 403"), "{notes}");
-    assert!(notes.contains("ingest lag not measured"), "{notes}");
+    let notes = s["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(
+        notes[0]
+            .as_str()
+            .unwrap()
+            .contains("_refresh was refused (HTTP 403"),
+        "{notes:?}"
+    );
+    let n = notes[1].as_str().unwrap();
+    assert!(
+        n.starts_with(
+            "ingest lag not measured: the store refused `min` on event.ingested / \
+             ingestbench.sent / @timestamp (HTTP 400: "
+        ) && n.contains("Field [@timestamp] of type [text]"),
+        "{n}"
+    );
+    // The first page asked with all three, then without @timestamp, then without sent, then
+    // without any; the next pages without any.
     let reqs = store.requests();
     let pages = searches(&reqs);
-    assert!(pages[0].json()["aggs"]["acct"].get("aggs").is_some());
-    assert!(
-        pages[1..]
-            .iter()
-            .all(|p| p.json()["aggs"]["acct"].get("aggs").is_none())
+    let subs: Vec<Value> = pages[..4]
+        .iter()
+        .map(|p| p.json()["aggs"]["acct"]["aggs"].clone())
+        .collect();
+    let ing = json!({"min": {"field": "event.ingested"}});
+    let sent = json!({"min": {"field": "ingestbench.sent"}});
+    let time = json!({"min": {"field": "@timestamp"}});
+    assert_eq!(
+        subs,
+        vec![
+            json!({"ingested": ing, "sent": sent, "event_time": time}),
+            json!({"ingested": ing, "sent": sent}),
+            json!({"ingested": ing, "event_time": time}),
+            Value::Null
+        ]
     );
     assert!(
-        pages[1].json()["aggs"]["acct"]["composite"]
-            .get("after")
-            .is_none()
+        pages[..4]
+            .iter()
+            .all(|p| p.json()["aggs"]["acct"]["composite"].get("after").is_none())
+    );
+    assert!(
+        pages[4..]
+            .iter()
+            .all(|p| p.json()["aggs"]["acct"].get("aggs").is_none())
     );
 
     // Unreachable: exit 6. Bad specs and flags: exit 2, before any request.
@@ -524,27 +609,40 @@ fn splunk_counts_lists_and_measures_lag() {
     check_agents(&v, r, &h);
     let run_docs: Vec<&Doc> = h.docs.iter().filter(|d| d.run == r.run_id).collect();
     assert_eq!(s["scanned"], run_docs.iter().map(|d| d.copies).sum::<u64>());
-    assert!(s["notes"].as_array().unwrap().is_empty(), "{s}");
 
-    // The lag: every copy's `_indextime - _time`, whole seconds minus the event's ms.
-    let mut lags = Vec::new();
-    let mut negative = 0u64;
-    for d in &run_docs {
-        let l = (d.ingested_ms / 1000 * 1000) as i64 - d.time_ms as i64;
-        for _ in 0..d.copies {
-            negative += u64::from(l < 0);
-            lags.push(l.max(0) as u64);
-        }
-    }
-    lags.sort_unstable();
-    let lag = &s["ingest_lag"];
-    assert_eq!(lag["measure"], "_indextime - _time");
-    assert_eq!(lag["count"], lags.len() as u64);
-    assert_eq!(lag["p50_ms"], quantile(&lags, 0.5));
-    assert_eq!(lag["p99_ms"], quantile(&lags, 0.99));
-    assert_eq!(lag["max_ms"], *lags.last().unwrap());
-    assert_eq!(lag["negative"], negative);
-    assert_eq!(lag["resolution_ms"], 1000);
+    // The lag: every copy's, `_indextime` (whole seconds) minus sent where the tag has it,
+    // else minus `_time` (ms).
+    let copies = |sent: bool| -> Vec<i64> {
+        run_docs
+            .iter()
+            .filter(|d| d.sent_ms.is_some() == sent)
+            .flat_map(|d| std::iter::repeat_n(splunk_lag(d), d.copies as usize))
+            .collect()
+    };
+    let (by_sent, by_time) = (copies(true), copies(false));
+    assert!(
+        !by_sent.is_empty() && !by_time.is_empty(),
+        "both kinds held"
+    );
+    assert!(
+        by_sent.iter().any(|l| *l < 0),
+        "whole seconds make some negative"
+    );
+    check_lag(
+        &s["ingest_lag"],
+        &[by_sent.clone(), by_time.clone()].concat(),
+        "_indextime - ingestbench.sent, else _indextime - _time",
+        1000,
+    );
+    assert_eq!(
+        s["notes"],
+        json!([format!(
+            "ingest lag: {} events measured as _indextime - ingestbench.sent, {} whose tags \
+             carry no send time as _indextime - _time",
+            by_sent.len(),
+            by_time.len()
+        )])
+    );
 
     // The requests: settling counts, then the stats search, then the listing; every one a
     // form POST to the v2 export with the bearer token.
@@ -598,8 +696,10 @@ fn splunk_counts_lists_and_measures_lag() {
     assert_eq!(
         reqs[n - 1].form_field("search").unwrap(),
         format!(
-            "{base_search} | eval ib_lag_s=_indextime-_time | fields ingestbench.agent \
-             ingestbench.seq ib_lag_s | fields - _*"
+            "{base_search} | eval ib_lag_ms=if(isnotnull('ingestbench.sent'), \
+             _indextime*1000-'ingestbench.sent', (_indextime-_time)*1000), \
+             ib_by_sent=if(isnotnull('ingestbench.sent'), 1, 0) | fields ingestbench.agent \
+             ingestbench.seq ib_lag_ms ib_by_sent | fields - _*"
         )
     );
 
@@ -660,4 +760,110 @@ fn splunk_search_failing_midway_is_no_count() {
     assert_eq!(o.status.code(), Some(6), "{}", all(&o));
     assert_eq!(v, Value::Null, "no verdict is printed");
     assert!(all(&o).contains("the search failed: FATAL"), "{}", all(&o));
+}
+
+/// Reads `docs` from a fresh fake store of `kind`, `refuse_min` refused: the source's result.
+fn read_lag(kind: Kind, docs: Vec<Doc>, refuse_min: &[&str]) -> Value {
+    let mut setup = Setup::new(kind, docs);
+    setup.refuse_min = refuse_min.iter().map(|f| f.to_string()).collect();
+    let store = FakeStore::start(setup);
+    let src = match kind {
+        Kind::OpenSearch => format!("opensearch:{}/ib", store.url()),
+        Kind::Splunk => format!("splunk:{}", store.url()),
+    };
+    let (o, v) = verify(&["--source", &src, "--settle-timeout", "0s"], &[]);
+    assert_eq!(o.status.code(), Some(5), "{}", all(&o));
+    v["sources"][0].clone()
+}
+
+fn lag_notes(s: &Value) -> Vec<String> {
+    s["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|n| n.contains("ingest lag"))
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn one_measure_when_every_tag_has_sent_or_none_does() {
+    let r = real_run();
+    let docs = held(r).docs;
+    for sent in [true, false] {
+        let docs = all_sent(&docs, sent);
+        let run_docs: Vec<&Doc> = docs.iter().filter(|d| d.run == r.run_id).collect();
+
+        let s = read_lag(Kind::OpenSearch, docs.clone(), &[]);
+        let lags: Vec<i64> = run_docs.iter().map(|d| os_lag(d)).collect();
+        let measure = if sent {
+            "event.ingested - ingestbench.sent"
+        } else {
+            "event.ingested - @timestamp"
+        };
+        check_lag(&s["ingest_lag"], &lags, measure, 1);
+        assert!(lag_notes(&s).is_empty(), "{s}");
+
+        let s = read_lag(Kind::Splunk, docs.clone(), &[]);
+        let lags: Vec<i64> = run_docs
+            .iter()
+            .flat_map(|d| std::iter::repeat_n(splunk_lag(d), d.copies as usize))
+            .collect();
+        let measure = if sent {
+            "_indextime - ingestbench.sent"
+        } else {
+            "_indextime - _time"
+        };
+        check_lag(&s["ingest_lag"], &lags, measure, 1000);
+        assert!(lag_notes(&s).is_empty(), "{s}");
+    }
+}
+
+#[test]
+fn opensearch_steps_down_when_min_is_refused() {
+    let r = real_run();
+    let docs = held(r).docs;
+    let run_docs: Vec<&Doc> = docs.iter().filter(|d| d.run == r.run_id).collect();
+
+    // A send time mapped as text: every document measured from its own time, said in a note.
+    let s = read_lag(Kind::OpenSearch, docs.clone(), &["ingestbench.sent"]);
+    let lags: Vec<i64> = run_docs
+        .iter()
+        .map(|d| d.ingested_ms as i64 - d.time_ms as i64)
+        .collect();
+    check_lag(&s["ingest_lag"], &lags, "event.ingested - @timestamp", 1);
+    let notes = lag_notes(&s);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with(
+            "ingest lag from @timestamp only, not the tags' send time: the store refused `min` \
+             on ingestbench.sent (HTTP 400: "
+        ) && notes[0].contains("Field [ingestbench.sent] of type [text]"),
+        "{notes:?}"
+    );
+
+    // An event time mapped as text: only the documents whose tags carry sent are measured.
+    let s = read_lag(Kind::OpenSearch, docs.clone(), &["@timestamp"]);
+    let lags: Vec<i64> = run_docs
+        .iter()
+        .filter(|d| d.sent_ms.is_some())
+        .map(|d| os_lag(d))
+        .collect();
+    assert!(lags.len() < run_docs.len());
+    check_lag(
+        &s["ingest_lag"],
+        &lags,
+        "event.ingested - ingestbench.sent",
+        1,
+    );
+    let notes = lag_notes(&s);
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with(
+            "ingest lag from ingestbench.sent only: the store refused `min` on @timestamp \
+             beside it (HTTP 400: "
+        ),
+        "{notes:?}"
+    );
 }

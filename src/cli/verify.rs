@@ -27,7 +27,7 @@ use crate::verify::{self, Options, VerifyError, expected::Expected, source::Spec
     example = "ingestbench verify --report report.json --source sink:http://127.0.0.1:9800 --output json",
     example = "ingestbench verify --report report.json --source 'opensearch:https://os:9200/logs-*' --user verifier --token-env OS_PASSWORD --ca-file ca.pem",
     example = "ingestbench verify --report report.json --source splunk:https://splunk:8089 --splunk-index ib --token-secret splunk-search --insecure",
-    note = "SPEC: file:GLOB (every matching file, rotated and .gz ones included; wildcards in the file name only); sink:URL (a standalone `ingestbench sink`, its GET /stats: counts only, the missing seqs cannot be listed); opensearch:URL/INDEX or elasticsearch:URL/INDEX (INDEX a name, a pattern like logs-* or a list: _refresh, _count on the run, then every (agent, seq) by a paged composite aggregation: exact, missing seqs listed; ingest lag = --ingested-field minus --time-field); splunk:URL (the management port, e.g. https://HOST:8089: search/v2/jobs/export on --splunk-index, stats per agent and a listing of every seq; ingest lag = _indextime - _time, whole seconds).",
+    note = "SPEC: file:GLOB (every matching file, rotated and .gz ones included; wildcards in the file name only); sink:URL (a standalone `ingestbench sink`, its GET /stats: counts only, the missing seqs cannot be listed); opensearch:URL/INDEX or elasticsearch:URL/INDEX (INDEX a name, a pattern like logs-* or a list: _refresh, _count on the run, then every (agent, seq) by a paged composite aggregation: exact, missing seqs listed; ingest lag = --ingested-field minus --sent-field, the tag's send time, or minus --time-field for events without one); splunk:URL (the management port, e.g. https://HOST:8089: search/v2/jobs/export on --splunk-index, stats per agent and a listing of every seq; ingest lag = _indextime minus --sent-field, or - _time for events without it, whole seconds).",
     note = "Auth for the search APIs (one set for every search source): --user with a password from --token-env/--token-file/--token-secret is Basic; a token alone is Bearer; --auth-scheme apikey (Elasticsearch API key) or splunk (a session key). Secrets are never printed. TLS: the public web roots plus --ca-file; --insecure skips verification (self-signed management ports).",
     note = "Exit codes: 0 nothing lost or duplicated beyond the limits, 2 bad report, flag or spec, 4 a store refused the credentials (HTTP 401/403), 5 lost or duplicated beyond the limits, or the report's failed list overflowed (inexact), 6 a store cannot be reached or read."
 )]
@@ -81,7 +81,12 @@ pub struct Args {
     /// the seq field (default ingestbench.seq)
     #[argh(option, default = "Fields::default().seq")]
     seq_field: String,
-    /// opensearch: the event time field, for the ingest lag (default @timestamp)
+    /// the tag's send-time field (ms since the epoch), the ingest lag's start where events
+    /// carry it (default ingestbench.sent)
+    #[argh(option, default = "Fields::default().sent")]
+    sent_field: String,
+    /// opensearch: the event time field, for the ingest lag of events without a send time
+    /// (default @timestamp)
     #[argh(option, default = "Fields::default().time")]
     time_field: String,
     /// opensearch: the ingest time field, for the ingest lag (default event.ingested)
@@ -154,6 +159,7 @@ fn search_options(a: &Args) -> Result<SearchOptions, VerifyError> {
             run: a.run_field.clone(),
             agent: a.agent_field.clone(),
             seq: a.seq_field.clone(),
+            sent: a.sent_field.clone(),
             time: a.time_field.clone(),
             ingested: a.ingested_field.clone(),
         },

@@ -1,9 +1,13 @@
-//! Ingest lag: how long after an event's own time a store recorded its arrival, where the store
-//! keeps both (OpenSearch: an ingest timestamp field minus the event time field; Splunk:
-//! `_indextime - _time`). `LagRecorder` takes one lag per event measured, in milliseconds, into
-//! an HDR histogram (3 significant digits, bounded memory whatever the count); `IngestLag` is
-//! its summary in a `SourceResult`. A negative lag (the event's time after its arrival: clocks
-//! apart, or an event dated ahead) counts as 0 in the distribution and is counted apart.
+//! Ingest lag: how long after an event was sent a store recorded its arrival, where the store
+//! keeps its arrival time. The start is the accounting tag's `sent` (the batch's intended send
+//! time, realtime runs) where the event carries it, else the event's own time (wrong for
+//! backfilled events, whose times are in the past): OpenSearch an ingest timestamp field minus
+//! the sent field or the event time field; Splunk `_indextime` minus either. `LagRecorder`
+//! takes one lag per event measured, in milliseconds, into an HDR histogram (3 significant
+//! digits, bounded memory whatever the count); `SentLag` wraps it for the two starts, counting
+//! each, so the summary names the measure used (both, and a note, when events differed).
+//! `IngestLag` is the summary in a `SourceResult`. A negative lag (the start after the arrival:
+//! clocks apart, or an event dated ahead) counts as 0 in the distribution and is counted apart.
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -14,7 +18,8 @@ pub const MAX_LAG_MS: u64 = 10 * 365 * 86_400_000;
 /// The distribution of one store's ingest lag.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct IngestLag {
-    /// What was measured, e.g. `event.ingested - @timestamp`.
+    /// What was measured, e.g. `event.ingested - ingestbench.sent` (both measures, joined by
+    /// `, else `, when some events had `sent` and some did not).
     pub measure: String,
     /// Events measured (those with both times).
     pub count: u64,
@@ -45,10 +50,10 @@ impl LagRecorder {
         }
     }
 
-    /// Records one lag in milliseconds; non-finite values are skipped.
-    pub fn record_ms(&mut self, lag_ms: f64) {
+    /// Records one lag in milliseconds; non-finite values are skipped (false).
+    pub fn record_ms(&mut self, lag_ms: f64) -> bool {
         if !lag_ms.is_finite() {
-            return;
+            return false;
         }
         let v = if lag_ms < 0.0 {
             self.negative += 1;
@@ -59,6 +64,7 @@ impl LagRecorder {
         if let Some(h) = self.hist.as_mut() {
             h.saturating_record(v);
         }
+        true
     }
 
     /// The summary, or `None` when no event was measured.
@@ -75,6 +81,77 @@ impl LagRecorder {
             max_ms: h.max(),
             negative: self.negative,
             resolution_ms: self.resolution_ms,
+        })
+    }
+}
+
+/// Where one event's lag starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// The tag's `sent`.
+    Sent,
+    /// The event's own time (no `sent` in its tag).
+    EventTime,
+}
+
+/// Lags from the tag's `sent` where events have it, else from their own time: one
+/// distribution, each start counted.
+pub struct SentLag {
+    rec: LagRecorder,
+    sent_measure: String,
+    time_measure: String,
+    by_sent: u64,
+    by_time: u64,
+}
+
+impl SentLag {
+    /// `sent_measure` and `time_measure` name the two, e.g. `_indextime - ingestbench.sent`
+    /// and `_indextime - _time`.
+    pub fn new(sent_measure: String, time_measure: String, resolution_ms: u64) -> SentLag {
+        SentLag {
+            rec: LagRecorder::new(String::new(), resolution_ms),
+            sent_measure,
+            time_measure,
+            by_sent: 0,
+            by_time: 0,
+        }
+    }
+
+    /// Records one lag in milliseconds from `start`; non-finite values are skipped.
+    pub fn record_ms(&mut self, lag_ms: f64, start: Start) {
+        if self.rec.record_ms(lag_ms) {
+            match start {
+                Start::Sent => self.by_sent += 1,
+                Start::EventTime => self.by_time += 1,
+            }
+        }
+    }
+
+    /// The measure used: one of the two, or both when events differed.
+    pub fn measure(&self) -> String {
+        match (self.by_sent, self.by_time) {
+            (_, 0) => self.sent_measure.clone(),
+            (0, _) => self.time_measure.clone(),
+            _ => format!("{}, else {}", self.sent_measure, self.time_measure),
+        }
+    }
+
+    /// A note counting each measure, when both were used.
+    pub fn note(&self) -> Option<String> {
+        (self.by_sent > 0 && self.by_time > 0).then(|| {
+            format!(
+                "ingest lag: {} events measured as {}, {} whose tags carry no send time as {}",
+                self.by_sent, self.sent_measure, self.by_time, self.time_measure
+            )
+        })
+    }
+
+    /// The summary under `measure()`, or `None` when no event was measured.
+    pub fn finish(&self) -> Option<IngestLag> {
+        let l = self.rec.finish()?;
+        Some(IngestLag {
+            measure: self.measure(),
+            ..l
         })
     }
 }
@@ -112,6 +189,41 @@ mod tests {
             l.p50_ms >= 3_600_000 && l.p50_ms < 3_610_000,
             "{}",
             l.p50_ms
+        );
+    }
+
+    #[test]
+    fn sent_lag_names_the_measures_used_and_counts_each() {
+        let mut only_sent = SentLag::new("a - sent".into(), "a - time".into(), 1);
+        assert_eq!(only_sent.finish(), None);
+        only_sent.record_ms(10.0, Start::Sent);
+        only_sent.record_ms(f64::NAN, Start::EventTime);
+        let l = only_sent.finish().unwrap();
+        assert_eq!((l.measure.as_str(), l.count), ("a - sent", 1));
+        assert_eq!(only_sent.note(), None);
+
+        let mut only_time = SentLag::new("a - sent".into(), "a - time".into(), 1000);
+        only_time.record_ms(-3.0, Start::EventTime);
+        only_time.record_ms(f64::INFINITY, Start::Sent);
+        let l = only_time.finish().unwrap();
+        assert_eq!(
+            (l.measure.as_str(), l.count, l.negative, l.resolution_ms),
+            ("a - time", 1, 1, 1000)
+        );
+        assert_eq!(only_time.note(), None);
+
+        let mut both = SentLag::new("a - sent".into(), "a - time".into(), 1);
+        for ms in [100.0, 200.0, 300.0] {
+            both.record_ms(ms, Start::Sent);
+        }
+        both.record_ms(1_500.0, Start::EventTime);
+        let l = both.finish().unwrap();
+        assert_eq!(l.measure, "a - sent, else a - time");
+        assert_eq!((l.count, l.p50_ms, l.max_ms), (4, 200, 1_500));
+        assert_eq!(
+            both.note().unwrap(),
+            "ingest lag: 3 events measured as a - sent, 1 whose tags carry no send time as \
+             a - time"
         );
     }
 }

@@ -1,9 +1,13 @@
 //! A fake search store for `tests/verify_search.rs`: OpenSearch (`_refresh`, `_count`,
 //! `_search` with a `composite` aggregation paged by `after`) or Splunk
 //! (`/services/search/v2/jobs/export`, JSON lines), answering from a list of held documents in
-//! the shapes the real APIs document, on 127.0.0.1 port 0 (tiny_http, one thread). Every
-//! request is recorded (method, path, query, headers, body) for the test to check its shape.
-//! It stops when dropped, and by itself after `LIFETIME` in any case.
+//! the shapes the real APIs document, on 127.0.0.1 port 0 (tiny_http, one thread). A held
+//! document's tag may carry `sent` or not: OpenSearch answers `min` on `ingestbench.sent` as
+//! on a `long` (a double, no `value_as_string`; `null` where no copy has it), Splunk's listing
+//! computes `ib_lag_ms` and `ib_by_sent` as the verifier's `eval` asks (from `sent` where the
+//! event has it, else from `_time`; `_indextime` whole seconds). Every request is recorded
+//! (method, path, query, headers, body) for the test to check its shape. It stops when
+//! dropped, and by itself after `LIFETIME` in any case.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,6 +29,8 @@ pub struct Doc {
     pub copies: u64,
     /// The event's time, epoch ms.
     pub time_ms: u64,
+    /// The tag's `sent`, epoch ms (`None`: a tag without it, as deterministic runs write).
+    pub sent_ms: Option<u64>,
     /// When the store took it in, epoch ms (the first copy).
     pub ingested_ms: u64,
 }
@@ -44,8 +50,9 @@ pub struct Setup {
     pub auth: Option<String>,
     /// OpenSearch: the status of `_refresh` (403: a read-only user).
     pub refresh_status: u16,
-    /// OpenSearch: refuse `min` sub-aggregations with a 400 (a text-mapped time field).
-    pub refuse_min: bool,
+    /// OpenSearch: refuse with a 400 any page asking `min` on one of these fields (mapped as
+    /// text).
+    pub refuse_min: Vec<String>,
     /// Splunk: the index holding the docs (other indexes hold nothing).
     pub splunk_index: String,
     /// Splunk: end the listing export with a FATAL message.
@@ -59,7 +66,7 @@ impl Setup {
             docs,
             auth: None,
             refresh_status: 200,
-            refuse_min: false,
+            refuse_min: Vec::new(),
             splunk_index: "main".into(),
             fatal_listing: false,
         }
@@ -319,23 +326,36 @@ fn composite(s: &Setup, body: &Value, docs: &[&Doc]) -> (u16, String) {
     let comp = &agg["composite"];
     let size = comp["size"].as_u64().unwrap_or(10) as usize;
     let subs = agg.get("aggs").and_then(Value::as_object);
-    if s.refuse_min && subs.is_some() {
+    let refused = subs.into_iter().flatten().find_map(|(_, def)| {
+        let field = def.pointer("/min/field").and_then(Value::as_str)?;
+        s.refuse_min.iter().any(|r| r == field).then_some(field)
+    });
+    if let Some(field) = refused {
+        let reason =
+            format!("Field [{field}] of type [text] is not supported for aggregation [min]");
         return (
             400,
             json!({"error": {"root_cause": [{"type": "illegal_argument_exception",
-                "reason": "Field [@timestamp] of type [text] is not supported for aggregation [min]"}],
+                "reason": reason}],
                 "type": "search_phase_execution_exception"}, "status": 400})
             .to_string(),
         );
     }
-    let mut keys: BTreeMap<(u32, u64), (u64, u64, u64)> = BTreeMap::new();
+    let mut keys: BTreeMap<(u32, u64), Mins> = BTreeMap::new();
     for d in docs {
-        let e = keys
-            .entry((d.agent, d.seq))
-            .or_insert((0, u64::MAX, u64::MAX));
-        e.0 += d.copies;
-        e.1 = e.1.min(d.ingested_ms);
-        e.2 = e.2.min(d.time_ms);
+        let e = keys.entry((d.agent, d.seq)).or_insert(Mins {
+            docs: 0,
+            ingested: u64::MAX,
+            time: u64::MAX,
+            sent: None,
+        });
+        e.docs += d.copies;
+        e.ingested = e.ingested.min(d.ingested_ms);
+        e.time = e.time.min(d.time_ms);
+        e.sent = match (e.sent, d.sent_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
     let after = comp.get("after").map(|a| {
         (
@@ -350,18 +370,17 @@ fn composite(s: &Setup, body: &Value, docs: &[&Doc]) -> (u16, String) {
         .collect();
     let buckets: Vec<Value> = page
         .iter()
-        .map(|((agent, seq), (n, ing, t))| {
-            let mut b = json!({"key": {"agent": agent, "seq": seq}, "doc_count": n});
+        .map(|((agent, seq), m)| {
+            let mut b = json!({"key": {"agent": agent, "seq": seq}, "doc_count": m.docs});
             for (sub, def) in subs.into_iter().flatten() {
                 let field = def.pointer("/min/field").and_then(Value::as_str);
-                let v = match field {
-                    Some("event.ingested") => Some(*ing),
-                    Some("@timestamp") => Some(*t),
-                    _ => None,
-                };
-                b[sub] = match v {
-                    Some(ms) => json!({"value": ms as f64, "value_as_string": format!("{ms}")}),
-                    None => json!({"value": null}),
+                b[sub] = match field {
+                    // Dates: ms as a double, with the formatted date beside it.
+                    Some("event.ingested") => date_min(m.ingested),
+                    Some("@timestamp") => date_min(m.time),
+                    // A JSON number, mapped `long`: a double only.
+                    Some("ingestbench.sent") => json!({"value": m.sent.map(|ms| ms as f64)}),
+                    _ => json!({"value": null}),
                 };
             }
             b
@@ -384,6 +403,18 @@ fn composite(s: &Setup, body: &Value, docs: &[&Doc]) -> (u16, String) {
         })
         .to_string(),
     )
+}
+
+/// One composite key's documents and the minimums of their fields.
+struct Mins {
+    docs: u64,
+    ingested: u64,
+    time: u64,
+    sent: Option<u64>,
+}
+
+fn date_min(ms: u64) -> Value {
+    json!({"value": ms as f64, "value_as_string": format!("{ms}")})
 }
 
 // ---- Splunk ----
@@ -456,21 +487,20 @@ fn splunk(s: &Setup, r: &Recorded) -> (u16, String) {
         let n: u64 = docs.iter().map(|d| d.copies).sum();
         lines.push(line(0, true, false, json!({"count": n.to_string()})));
     } else if search.contains("| fields ") {
+        let lags = search.contains(LISTING_EVAL);
         let mut i = 0;
         for d in &docs {
             for _ in 0..d.copies {
-                // _indextime is whole seconds, _time keeps milliseconds.
-                let lag_s = (d.ingested_ms / 1000) as f64 - d.time_ms as f64 / 1000.0;
-                lines.push(line(
-                    i,
-                    false,
-                    false,
-                    json!({
-                        "ingestbench.agent": d.agent.to_string(),
-                        "ingestbench.seq": d.seq.to_string(),
-                        "ib_lag_s": format!("{lag_s:.3}"),
-                    }),
-                ));
+                let mut row = json!({
+                    "ingestbench.agent": d.agent.to_string(),
+                    "ingestbench.seq": d.seq.to_string(),
+                });
+                if lags {
+                    let (ms, by_sent) = splunk_lag(d);
+                    row["ib_lag_ms"] = json!(ms);
+                    row["ib_by_sent"] = json!(by_sent);
+                }
+                lines.push(line(i, false, false, row));
                 i += 1;
             }
         }
@@ -490,4 +520,22 @@ fn splunk(s: &Setup, r: &Recorded) -> (u16, String) {
     let mut body = lines.join("\n");
     body.push('\n');
     (200, body)
+}
+
+/// The start of the listing's `eval` this fake computes (anything else: no lag fields).
+const LISTING_EVAL: &str = "| eval ib_lag_ms=if(isnotnull('ingestbench.sent'), \
+    _indextime*1000-'ingestbench.sent', (_indextime-_time)*1000), \
+    ib_by_sent=if(isnotnull('ingestbench.sent'), 1, 0) |";
+
+/// `ib_lag_ms` and `ib_by_sent` as Splunk prints them: `_indextime` is whole seconds, `_time`
+/// keeps milliseconds (so the `_time` measure has a fraction).
+fn splunk_lag(d: &Doc) -> (String, String) {
+    let indextime_ms = (d.ingested_ms / 1000 * 1000) as i64;
+    match d.sent_ms {
+        Some(sent) => ((indextime_ms - sent as i64).to_string(), "1".into()),
+        None => {
+            let ms = (indextime_ms - d.time_ms as i64) as f64;
+            (format!("{ms:.3}"), "0".into())
+        }
+    }
 }

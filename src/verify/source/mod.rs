@@ -167,13 +167,17 @@ fn no_userinfo(u: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The fields the search-API stores read: the accounting tag's members and the two times.
+/// The fields the search-API stores read: the accounting tag's members and the times.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fields {
     pub run: String,
     pub agent: String,
     pub seq: String,
-    /// The event's own time (OpenSearch; Splunk uses `_time`).
+    /// The tag's `sent` (ms since the epoch, realtime runs only): the ingest lag's start
+    /// where an event has it.
+    pub sent: String,
+    /// The event's own time: the lag's start for events without `sent` (OpenSearch; Splunk
+    /// uses `_time`).
     pub time: String,
     /// When the store took the event in (OpenSearch; Splunk uses `_indextime`).
     pub ingested: String,
@@ -185,6 +189,7 @@ impl Default for Fields {
             run: "ingestbench.run".into(),
             agent: "ingestbench.agent".into(),
             seq: "ingestbench.seq".into(),
+            sent: "ingestbench.sent".into(),
             time: "@timestamp".into(),
             ingested: "event.ingested".into(),
         }
@@ -252,6 +257,7 @@ impl SearchOptions {
             ("--run-field", &f.run),
             ("--agent-field", &f.agent),
             ("--seq-field", &f.seq),
+            ("--sent-field", &f.sent),
             ("--time-field", &f.time),
             ("--ingested-field", &f.ingested),
         ] {
@@ -388,6 +394,9 @@ mod tests {
         assert!(with(&|o| o.fields.seq = "a b".into()).is_err());
         assert!(with(&|o| o.fields.run = "x\"|delete".into()).is_err());
         assert!(with(&|o| o.fields.agent = String::new()).is_err());
+        assert!(with(&|o| o.fields.sent = "x'+1".into()).is_err());
+        assert!(with(&|o| o.fields.sent = ".sent".into()).is_err());
+        assert!(with(&|o| o.fields.sent = "tag.sent_ms".into()).is_ok());
         assert!(with(&|o| o.splunk.index = "main | delete".into()).is_err());
         assert!(with(&|o| o.splunk.latest = Some("now\" OR".into())).is_err());
         assert!(with(&|o| o.splunk.earliest = "-7d@d".into()).is_ok());

@@ -5,10 +5,13 @@
 //! aggregation over sources `(agent, seq)` is paged with `after` = the previous `after_key`
 //! until a page comes back empty: every key with `doc_count` > 1 is duplicated, every accepted
 //! seq absent is lost. Never `cardinality` (approximate). Each bucket also carries the `min` of
-//! the ingest timestamp field and of the event time field, so the ingest lag of each event is
-//! their difference. Pages are capped (from the report's event count), as are bodies; a page
-//! whose `after_key` does not advance, a timed-out or shard-failed answer is an error, never a
-//! partial count.
+//! the ingest timestamp field, of the tag's sent field (a JSON number: dynamic mapping makes it
+//! `long`, its `min` is ms) and of the event time field, so each event's ingest lag is
+//! ingested − sent, or ingested − event time where it has no sent. A store refusing `min` on a
+//! field (HTTP 400: mapped as text) is asked again on the first page with fewer (`LAG_STEPS`:
+//! without the event time, without sent, then no lag at all), with a note. Pages are capped
+//! (from the report's event count), as are bodies; a page whose `after_key` does not advance,
+//! a timed-out or shard-failed answer is an error, never a partial count.
 //!
 //! The run field is matched with `term` on the field and on `FIELD.keyword`: dynamic mapping
 //! makes a JSON string `text` with a `keyword` sub-field, and a `term` on the `text` field
@@ -17,10 +20,10 @@
 use serde_json::{Value, json};
 
 use super::SearchOptions;
-use super::http::{Answer, Client, quote};
+use super::http::{Client, quote};
 use crate::verify::expected::Expected;
 use crate::verify::held::Held;
-use crate::verify::lag::LagRecorder;
+use crate::verify::lag::{SentLag, Start};
 use crate::verify::{Options, VerifyError};
 
 /// The aggregation's name in requests and answers.
@@ -71,9 +74,51 @@ pub fn count_body(run: &str, o: &SearchOptions) -> Value {
     json!({"query": run_query(run, &o.fields.run)})
 }
 
-/// One composite page's `_search` body: after `after` when given, with the two `min`
-/// sub-aggregations when `lag`.
-pub fn page_body(run: &str, o: &SearchOptions, after: Option<&Value>, lag: bool) -> Value {
+/// The `min` sub-aggregations a page asks for, beside the ingest time's (always there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LagAggs {
+    pub sent: bool,
+    pub time: bool,
+}
+
+/// What the first page asks for, one step further after each HTTP 400; `None`: no lag.
+pub const LAG_STEPS: [Option<LagAggs>; 4] = [
+    Some(LagAggs {
+        sent: true,
+        time: true,
+    }),
+    Some(LagAggs {
+        sent: true,
+        time: false,
+    }),
+    Some(LagAggs {
+        sent: false,
+        time: true,
+    }),
+    None,
+];
+
+/// The `aggs` beside the composite: `ingested`, `sent` and `event_time` minimums.
+pub fn lag_aggs(o: &SearchOptions, l: LagAggs) -> Value {
+    let f = &o.fields;
+    let mut aggs = json!({"ingested": {"min": {"field": f.ingested}}});
+    if l.sent {
+        aggs["sent"] = json!({"min": {"field": f.sent}});
+    }
+    if l.time {
+        aggs["event_time"] = json!({"min": {"field": f.time}});
+    }
+    aggs
+}
+
+/// One composite page's `_search` body: after `after` when given, with the `min`
+/// sub-aggregations `lag` names.
+pub fn page_body(
+    run: &str,
+    o: &SearchOptions,
+    after: Option<&Value>,
+    lag: Option<LagAggs>,
+) -> Value {
     let f = &o.fields;
     let mut composite = json!({
         "size": o.page_size,
@@ -86,11 +131,8 @@ pub fn page_body(run: &str, o: &SearchOptions, after: Option<&Value>, lag: bool)
         composite["after"] = a.clone();
     }
     let mut agg = json!({"composite": composite});
-    if lag {
-        agg["aggs"] = json!({
-            "ingested": {"min": {"field": f.ingested}},
-            "event_time": {"min": {"field": f.time}}
-        });
+    if let Some(l) = lag {
+        agg["aggs"] = lag_aggs(o, l);
     }
     json!({
         "size": 0,
@@ -133,8 +175,8 @@ pub struct Bucket {
     pub agent: Option<u32>,
     pub seq: Option<u64>,
     pub docs: u64,
-    /// `min(ingested) - min(event time)` in ms, when both are there.
-    pub lag_ms: Option<f64>,
+    /// In ms, `min(ingested) - min(sent)`, else `min(ingested) - min(event time)`, and which.
+    pub lag: Option<(f64, Start)>,
 }
 
 /// One page: its buckets and the `after_key` to ask the next one after.
@@ -170,7 +212,6 @@ pub fn parse_page(v: &Value) -> Result<Page, String> {
             .get("key")
             .filter(|k| k.is_object())
             .ok_or_else(|| format!("bucket {i} has no key object"))?;
-        let min = |name: &str| b.pointer(&format!("/{name}/value")).and_then(Value::as_f64);
         buckets.push(Bucket {
             agent: key
                 .get("agent")
@@ -178,11 +219,22 @@ pub fn parse_page(v: &Value) -> Result<Page, String> {
                 .and_then(|a| u32::try_from(a).ok()),
             seq: key.get("seq").and_then(whole),
             docs,
-            lag_ms: min("ingested").zip(min("event_time")).map(|(i, t)| i - t),
+            lag: bucket_lag(b),
         });
     }
     let after = agg.get("after_key").filter(|k| k.is_object()).cloned();
     Ok(Page { buckets, after })
+}
+
+/// A bucket's lag from its `min` values: from `sent` when there, else from `event_time`.
+fn bucket_lag(b: &Value) -> Option<(f64, Start)> {
+    let min = |name: &str| b.pointer(&format!("/{name}/value")).and_then(Value::as_f64);
+    let ingested = min("ingested")?;
+    match (min("sent"), min("event_time")) {
+        (Some(s), _) => Some((ingested - s, Start::Sent)),
+        (None, Some(t)) => Some((ingested - t, Start::EventTime)),
+        (None, None) => None,
+    }
 }
 
 /// A key as a whole number: `17`, `17.0` (a float mapping) or `"17"` (a keyword mapping).
@@ -276,13 +328,19 @@ pub fn read(
     }
     let counted = count(&c, index, exp, o)?;
     let f = &o.search.fields;
-    let mut lag = LagRecorder::new(format!("{} - {}", f.ingested, f.time), 1);
-    let bad_keys = pages(&c, index, exp, o, &mut held, &mut lag)?;
+    let mut lag = SentLag::new(
+        format!("{} - {}", f.ingested, f.sent),
+        format!("{} - {}", f.ingested, f.time),
+        1,
+    );
+    let (bad_keys, asked) = pages(&c, index, exp, o, &mut held, &mut lag)?;
     held.ingest_lag = lag.finish();
-    if held.ingest_lag.is_none() && held.scanned > 0 {
+    held.notes.extend(lag.note());
+    if held.ingest_lag.is_none() && held.scanned > 0 && asked.is_some() {
         held.notes.push(format!(
-            "ingest lag not measured: no document of this run has both {} and {} as dates",
-            f.ingested, f.time
+            "ingest lag not measured: no document of this run has {} with {} or {} (a \
+             number or a date)",
+            f.ingested, f.sent, f.time
         ));
     }
     if bad_keys > 0 {
@@ -310,19 +368,21 @@ pub fn read(
 }
 
 /// Pages the composite aggregation into `held` and `lag`; returns the documents whose keys
-/// were not whole numbers.
+/// were not whole numbers and the `min` sub-aggregations the store took.
 fn pages(
     c: &Client,
     index: &str,
     exp: &Expected,
     o: &Options,
     held: &mut Held,
-    lag: &mut LagRecorder,
-) -> Result<u64, VerifyError> {
+    lag: &mut SentLag,
+) -> Result<(u64, Option<LagAggs>), VerifyError> {
     let cap = max_pages(exp, o.search.page_size);
     let path = format!("/{index}/_search");
-    let (mut after, mut n, mut with_lag, mut bad_keys) = (None::<Value>, 0u64, true, 0u64);
+    let (mut after, mut n, mut bad_keys) = (None::<Value>, 0u64, 0u64);
+    let (mut step, mut refusal) = (0usize, None::<String>);
     loop {
+        let asked = LAG_STEPS.get(step).copied().flatten();
         if n >= cap {
             return Err(c.unreachable(format!(
                 "more than {cap} composite pages for {} events: the index holds far more of \
@@ -331,33 +391,27 @@ fn pages(
             )));
         }
         let what = format!("composite page {}", n + 1);
-        let body = page_body(&exp.run_id, &o.search, after.as_ref(), with_lag);
+        let body = page_body(&exp.run_id, &o.search, after.as_ref(), asked);
         let a = c.post_json(&what, &path, &body, MAX_PAGE_BODY)?;
-        if n == 0 && with_lag && a.status == 400 {
-            held.notes.push(lag_refused(&a, o));
-            with_lag = false;
+        if n == 0 && asked.is_some() && a.status == 400 {
+            refusal.get_or_insert_with(|| quote(&a.body));
+            step += 1;
             continue;
         }
         let v = c.json(&what, &a)?;
         let page = parse_page(&v).map_err(|e| c.unreachable(format!("{what}: {e}")))?;
-        n += 1;
-        for b in &page.buckets {
-            let (Some(agent), Some(seq)) = (b.agent, b.seq) else {
-                bad_keys += b.docs;
-                continue;
-            };
-            let size = exp.agent(agent).map_or(0, |a| a.events_sent);
-            held.record(agent, size, seq, b.docs);
-            held.scanned += b.docs;
-            if let Some(ms) = b.lag_ms {
-                lag.record_ms(ms);
-            }
+        if n == 0
+            && let Some(why) = &refusal
+        {
+            held.notes.push(lag_refused(asked, why, &o.search));
         }
+        n += 1;
+        bad_keys += record(&page, exp, held, lag);
         if page.buckets.is_empty() {
-            return Ok(bad_keys);
+            return Ok((bad_keys, asked));
         }
         match page.after {
-            None => return Ok(bad_keys),
+            None => return Ok((bad_keys, asked)),
             Some(k) if after.as_ref() == Some(&k) => {
                 return Err(
                     c.unreachable(format!("{what}: after_key {k} did not advance; stopped"))
@@ -368,15 +422,46 @@ fn pages(
     }
 }
 
-fn lag_refused(a: &Answer, o: &Options) -> String {
-    let f = &o.search.fields;
-    format!(
-        "ingest lag not measured: the store refused `min` on {} / {} (HTTP 400: {}); read \
-         without it (see --ingested-field, --time-field)",
-        f.ingested,
-        f.time,
-        quote(&a.body)
-    )
+/// A page's buckets into `held` and `lag`; returns the documents whose keys were not whole
+/// numbers.
+fn record(page: &Page, exp: &Expected, held: &mut Held, lag: &mut SentLag) -> u64 {
+    let mut bad_keys = 0;
+    for b in &page.buckets {
+        let (Some(agent), Some(seq)) = (b.agent, b.seq) else {
+            bad_keys += b.docs;
+            continue;
+        };
+        let size = exp.agent(agent).map_or(0, |a| a.events_sent);
+        held.record(agent, size, seq, b.docs);
+        held.scanned += b.docs;
+        if let Some((ms, start)) = b.lag {
+            lag.record_ms(ms, start);
+        }
+    }
+    bad_keys
+}
+
+/// The note on what the lag is measured by after the store refused `min` (HTTP 400, its
+/// first answer `why`) and took `took` instead (a later step of `LAG_STEPS`).
+pub fn lag_refused(took: Option<LagAggs>, why: &str, o: &SearchOptions) -> String {
+    let f = &o.fields;
+    match took {
+        None => format!(
+            "ingest lag not measured: the store refused `min` on {} / {} / {} (HTTP 400: \
+             {why}); read without it (see --ingested-field, --sent-field, --time-field)",
+            f.ingested, f.sent, f.time
+        ),
+        Some(LagAggs { time: false, .. }) => format!(
+            "ingest lag from {} only: the store refused `min` on {} beside it (HTTP 400: \
+             {why}); documents without it are not measured (see --time-field)",
+            f.sent, f.time
+        ),
+        Some(_) => format!(
+            "ingest lag from {} only, not the tags' send time: the store refused `min` on {} \
+             (HTTP 400: {why}; mapped as text, not a number?) (see --sent-field)",
+            f.time, f.sent
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -410,7 +495,7 @@ mod tests {
             page_size: 500,
             ..SearchOptions::default()
         };
-        let b = page_body("r-1", &o, None, true);
+        let b = page_body("r-1", &o, None, LAG_STEPS[0]);
         assert_eq!(b["size"], 0);
         let comp = &b["aggs"][AGG]["composite"];
         assert_eq!(comp["size"], 500);
@@ -423,6 +508,7 @@ mod tests {
         assert_eq!(
             b["aggs"][AGG]["aggs"],
             json!({"ingested": {"min": {"field": "event.ingested"}},
+                   "sent": {"min": {"field": "ingestbench.sent"}},
                    "event_time": {"min": {"field": "@timestamp"}}})
         );
         assert_eq!(
@@ -432,13 +518,26 @@ mod tests {
         );
         o.fields.seq = "tag.s".into();
         let after = json!({"agent": 1, "seq": 499});
-        let b = page_body("r-1", &o, Some(&after), false);
+        let b = page_body("r-1", &o, Some(&after), None);
         assert_eq!(b["aggs"][AGG]["composite"]["after"], after);
         assert_eq!(
             b["aggs"][AGG]["composite"]["sources"][1]["seq"]["terms"]["field"],
             "tag.s"
         );
         assert!(b["aggs"][AGG].get("aggs").is_none());
+        // The steps down after a refusal: without the event time, without sent.
+        o.fields.sent = "tag.sent_ms".into();
+        assert_eq!(
+            page_body("r-1", &o, None, LAG_STEPS[1])["aggs"][AGG]["aggs"],
+            json!({"ingested": {"min": {"field": "event.ingested"}},
+                   "sent": {"min": {"field": "tag.sent_ms"}}})
+        );
+        assert_eq!(
+            page_body("r-1", &o, None, LAG_STEPS[2])["aggs"][AGG]["aggs"],
+            json!({"ingested": {"min": {"field": "event.ingested"}},
+                   "event_time": {"min": {"field": "@timestamp"}}})
+        );
+        assert_eq!(LAG_STEPS[3], None);
         assert_eq!(
             count_body("r-1", &o)["query"],
             run_query("r-1", "ingestbench.run")
@@ -458,7 +557,8 @@ mod tests {
                      "ingested": {"value": 1000.0, "value_as_string": "x"},
                      "event_time": {"value": 250.0}},
                     {"key": {"agent": 0, "seq": 1.5}, "doc_count": 2,
-                     "ingested": {"value": null}, "event_time": {"value": null}},
+                     "ingested": {"value": null}, "sent": {"value": 900.0},
+                     "event_time": {"value": null}},
                     {"key": {"agent": "1", "seq": 4.0}, "doc_count": 3},
                     {"key": {"agent": -1, "seq": "x"}, "doc_count": 1},
                     {"key": {"agent": 5_000_000_000u64, "seq": 1}, "doc_count": 1}
@@ -477,8 +577,8 @@ mod tests {
                 (None, Some(1), 1)
             ]
         );
-        assert_eq!(p.buckets[0].lag_ms, Some(750.0));
-        assert_eq!(p.buckets[1].lag_ms, None);
+        assert_eq!(p.buckets[0].lag, Some((750.0, Start::EventTime)));
+        assert_eq!(p.buckets[1].lag, None, "no ingest time: no lag");
         // The last page: empty, no after_key.
         let last = json!({"_shards": {"total": 1, "failed": 0},
                           "aggregations": {AGG: {"buckets": []}}});
@@ -495,6 +595,68 @@ mod tests {
                 .unwrap()
                 .buckets
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn bucket_lag_prefers_sent_and_falls_back_to_the_event_time() {
+        let lag = |b: Value| bucket_lag(&b);
+        // `min` on a long gives a double; on a date, ms with value_as_string.
+        assert_eq!(
+            lag(
+                json!({"ingested": {"value": 1_767_600_000_523.0, "value_as_string": "x"},
+                       "sent": {"value": 1_767_600_000_123.0},
+                       "event_time": {"value": 1_700_000_000_000.0}})
+            ),
+            Some((400.0, Start::Sent))
+        );
+        assert_eq!(
+            lag(
+                json!({"ingested": {"value": 2_000.0}, "sent": {"value": null},
+                       "event_time": {"value": 1_250.0}})
+            ),
+            Some((750.0, Start::EventTime))
+        );
+        assert_eq!(
+            lag(json!({"ingested": {"value": 2_000.0}, "sent": {"value": 2_500.0}})),
+            Some((-500.0, Start::Sent))
+        );
+        assert_eq!(
+            lag(json!({"ingested": {"value": 2_000.0}, "sent": {"value": "12"}})),
+            None
+        );
+        assert_eq!(
+            lag(json!({"sent": {"value": 1.0}, "event_time": {"value": 1.0}})),
+            None
+        );
+    }
+
+    #[test]
+    fn refusal_notes_say_what_is_measured() {
+        let o = SearchOptions::default();
+        let none = lag_refused(None, "boom", &o);
+        assert!(
+            none.starts_with(
+                "ingest lag not measured: the store refused `min` on \
+                 event.ingested / ingestbench.sent / @timestamp (HTTP 400: boom)"
+            ),
+            "{none}"
+        );
+        let sent_only = lag_refused(LAG_STEPS[1], "boom", &o);
+        assert!(
+            sent_only.starts_with(
+                "ingest lag from ingestbench.sent only: the store refused \
+                 `min` on @timestamp"
+            ),
+            "{sent_only}"
+        );
+        let time_only = lag_refused(LAG_STEPS[2], "boom", &o);
+        assert!(
+            time_only.starts_with(
+                "ingest lag from @timestamp only, not the tags' send time: \
+                 the store refused `min` on ingestbench.sent"
+            ),
+            "{time_only}"
         );
     }
 

@@ -9,9 +9,13 @@
 //! - settling: `| stats count`;
 //! - counts: `| stats count AS copies dc(SEQ) AS distinct min(SEQ) AS min_seq max(SEQ) AS
 //!   max_seq by AGENT` (duplicated = copies − distinct, lost = expected − distinct);
-//! - the listing: `| eval ib_lag_s=_indextime-_time | fields AGENT SEQ ib_lag_s | fields - _*`,
-//!   streamed: every copy's seq, so the missing seqs are listed exactly, and every copy's
-//!   ingest lag (`_indextime - _time`, whole seconds). `--splunk-counts-only` skips it.
+//! - the listing: `| eval ib_lag_ms=if(isnotnull('SENT'), _indextime*1000-'SENT',
+//!   (_indextime-_time)*1000), ib_by_sent=if(isnotnull('SENT'), 1, 0) | fields AGENT SEQ
+//!   ib_lag_ms ib_by_sent | fields - _*`, streamed: every copy's seq, so the missing seqs are
+//!   listed exactly, and every copy's ingest lag in ms, from the tag's send time where the event
+//!   has it (`_indextime - SENT`), else from its own time (`_indextime - _time`); `_indextime`
+//!   is whole seconds. In `eval` a field name with a `.` is quoted with single quotes.
+//!   `--splunk-counts-only` skips it.
 //!
 //! Preview results are skipped, FATAL and ERROR messages are errors, lines and rows are capped
 //! (from the report's event count).
@@ -26,7 +30,7 @@ use super::http::Client;
 use super::{Fields, SplunkOptions};
 use crate::verify::expected::Expected;
 use crate::verify::held::{AgentHold, CountHold, Held};
-use crate::verify::lag::LagRecorder;
+use crate::verify::lag::{SentLag, Start};
 use crate::verify::{Options, VerifyError};
 
 pub const EXPORT_PATH: &str = "/services/search/v2/jobs/export";
@@ -38,8 +42,10 @@ const MAX_STATS_BODY: u64 = 16 << 20;
 const ROW_BYTES: u64 = 2048;
 /// Warnings kept from a stream.
 const MAX_WARNINGS: usize = 5;
-/// The lag field the listing computes.
-const LAG_FIELD: &str = "ib_lag_s";
+/// The lag field the listing computes, in ms.
+const LAG_FIELD: &str = "ib_lag_ms";
+/// The listing's `1` where the lag is from the tag's send time, `0` from the event's time.
+const BY_SENT_FIELD: &str = "ib_by_sent";
 
 /// A value as SPL reads it inside double quotes.
 pub fn quote_spl(s: &str) -> String {
@@ -75,14 +81,28 @@ pub fn counts_search(index: &str, run: &str, f: &Fields) -> String {
     )
 }
 
-/// The listing search: one row per copy held.
+/// The listing search: one row per copy held, with its lag and the start it is from.
 pub fn list_search(index: &str, run: &str, f: &Fields) -> String {
+    // `check_field` keeps `'` out of field names: quoting is just the two quotes.
+    let sent = format!("'{}'", f.sent);
     format!(
-        "{} | eval {LAG_FIELD}=_indextime-_time | fields {} {} {LAG_FIELD} | fields - _*",
+        "{} | eval {LAG_FIELD}=if(isnotnull({sent}), _indextime*1000-{sent}, \
+         (_indextime-_time)*1000), {BY_SENT_FIELD}=if(isnotnull({sent}), 1, 0) | fields {} {} \
+         {LAG_FIELD} {BY_SENT_FIELD} | fields - _*",
         base(index, run, f),
         f.agent,
         f.seq
     )
+}
+
+/// A listing row's lag in ms and its start; `None` when Splunk computed none.
+pub fn row_lag(m: &Map<String, Value>) -> Option<(f64, Start)> {
+    let ms = field_f64(m, LAG_FIELD)?;
+    let start = match field_u64(m, BY_SENT_FIELD) {
+        Some((1, _)) => Start::Sent,
+        _ => Start::EventTime,
+    };
+    Some((ms, start))
 }
 
 /// The export's form fields for `search`; `now_s` places the default `latest_time`.
@@ -200,7 +220,7 @@ fn whole(v: &Value) -> Option<u64> {
     }
 }
 
-/// A result's field as a number (`ib_lag_s`: seconds, maybe with a fraction).
+/// A result's field as a number (`ib_lag_ms`: ms, maybe with a fraction from `_time`).
 fn field_f64(m: &Map<String, Value>, name: &str) -> Option<f64> {
     match m.get(name)? {
         Value::Number(n) => n.as_f64(),
@@ -320,7 +340,11 @@ fn list(c: &Client, exp: &Expected, o: &Options, held: &mut Held) -> Result<(), 
     let (s, f) = (&o.search.splunk, &o.search.fields);
     let events: u64 = exp.agents.iter().map(|a| a.events_sent).sum();
     let max_rows = events.saturating_mul(4).saturating_add(100_000);
-    let mut lag = LagRecorder::new("_indextime - _time".into(), 1000);
+    let mut lag = SentLag::new(
+        format!("_indextime - {}", f.sent),
+        "_indextime - _time".into(),
+        1000,
+    );
     let (mut bad, mut multi) = (0u64, 0u64);
     let info = export(
         c,
@@ -344,13 +368,14 @@ fn list(c: &Client, exp: &Expected, o: &Options, held: &mut Held) -> Result<(), 
             let size = exp.agent(agent).map_or(0, |a| a.events_sent);
             held.record(agent, size, seq, 1);
             held.scanned += 1;
-            if let Some(secs) = field_f64(m, LAG_FIELD) {
-                lag.record_ms(secs * 1000.0);
+            if let Some((ms, start)) = row_lag(m) {
+                lag.record_ms(ms, start);
             }
         },
     )?;
     warn(held, &info);
     held.ingest_lag = lag.finish();
+    held.notes.extend(lag.note());
     if bad > 0 {
         held.notes.push(format!(
             "{bad} events of this run have no whole-number {} or {}: not counted",
@@ -417,8 +442,22 @@ mod tests {
         );
         assert_eq!(
             list_search("ib", "r-1", &f),
-            "search index=ib ingestbench.run=\"r-1\" | eval ib_lag_s=_indextime-_time | \
-             fields ingestbench.agent ingestbench.seq ib_lag_s | fields - _*"
+            "search index=ib ingestbench.run=\"r-1\" | eval ib_lag_ms=if(isnotnull(\
+             'ingestbench.sent'), _indextime*1000-'ingestbench.sent', (_indextime-_time)*1000), \
+             ib_by_sent=if(isnotnull('ingestbench.sent'), 1, 0) | fields ingestbench.agent \
+             ingestbench.seq ib_lag_ms ib_by_sent | fields - _*"
+        );
+        let other = Fields {
+            sent: "tag.sent_ms".into(),
+            ..Fields::default()
+        };
+        assert!(
+            list_search("ib", "r-1", &other).contains(
+                "if(isnotnull('tag.sent_ms'), _indextime*1000-'tag.sent_ms', \
+                 (_indextime-_time)*1000), ib_by_sent=if(isnotnull('tag.sent_ms'), 1, 0)"
+            ),
+            "{}",
+            list_search("ib", "r-1", &other)
         );
         assert_eq!(quote_spl(r#"a"b\c"#), r#""a\"b\\c""#);
         let o = SplunkOptions::default();
@@ -472,10 +511,29 @@ mod tests {
     }
 
     #[test]
+    fn listing_rows_say_their_lag_and_its_start() {
+        let row = |s: &str| -> Map<String, Value> { serde_json::from_str(s).unwrap() };
+        assert_eq!(
+            row_lag(&row(r#"{"ib_lag_ms":"400","ib_by_sent":"1"}"#)),
+            Some((400.0, Start::Sent))
+        );
+        assert_eq!(
+            row_lag(&row(r#"{"ib_lag_ms":"-250.000","ib_by_sent":"0"}"#)),
+            Some((-250.0, Start::EventTime))
+        );
+        assert_eq!(
+            row_lag(&row(r#"{"ib_lag_ms":"750"}"#)),
+            Some((750.0, Start::EventTime))
+        );
+        assert_eq!(row_lag(&row(r#"{"ib_by_sent":"1"}"#)), None);
+        assert_eq!(row_lag(&row(r#"{"ib_lag_ms":"x","ib_by_sent":"1"}"#)), None);
+    }
+
+    #[test]
     fn odd_values_are_not_numbers() {
         let m: Map<String, Value> = serde_json::from_str(
             r#"{"a":"12","b":"-1","c":"1.5","d":"","e":7,"f":["x"],"g":{"x":1},
-                "h":"99999999999999999999999","ib_lag_s":"0.250","i":"nan"}"#,
+                "h":"99999999999999999999999","ib_lag_ms":"250.5","i":"nan"}"#,
         )
         .unwrap();
         assert_eq!(field_u64(&m, "a"), Some((12, false)));
@@ -483,7 +541,7 @@ mod tests {
         for k in ["b", "c", "d", "f", "g", "h", "missing"] {
             assert_eq!(field_u64(&m, k), None, "{k}");
         }
-        assert_eq!(field_f64(&m, "ib_lag_s"), Some(0.25));
+        assert_eq!(field_f64(&m, "ib_lag_ms"), Some(250.5));
         assert_eq!(field_f64(&m, "i"), None);
         let f = Fields::default();
         let row: Map<String, Value> = serde_json::from_str(
