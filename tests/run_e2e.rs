@@ -466,7 +466,7 @@ fn reports_merge_exactly_and_the_csv_is_the_timeline() {
         assert_eq!(
             lines.next(),
             Some(
-                "t,target_eps,events_sent,events_accepted,events_failed,errors,p50_ms,p99_ms,lag_ms_max,backlog_events,watched_cores,watched_rss_bytes,own_cores,control"
+                "t,target_eps,events_sent,events_accepted,events_failed,errors,reconnects,refused,p50_ms,p99_ms,lag_ms_max,backlog_events,watched_cores,watched_rss_bytes,own_cores,control"
             )
         );
         let timeline = v["timeline"].as_array().unwrap();

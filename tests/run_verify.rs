@@ -108,6 +108,10 @@ fn a_sink_that_holds_the_accepted_events_passes() {
     assert_eq!(u(&l["refused"]["events"]), failed);
     assert_eq!(u(&l["refused"]["retries_exhausted"]), failed, "{l:#}");
     assert!(u(&l["refused"]["causes"]["status_503"]) > 0, "{l:#}");
+    // Each refused event once, by what its last attempt met: all of them a 503.
+    assert_eq!(u(&l["refused"]["given_up_after"]["503"]), failed, "{l:#}");
+    assert_eq!(l["refused"]["by_status"], serde_json::json!({}), "{l:#}");
+    assert_eq!(u(&l["refused"]["unfinished"]), 0, "{l:#}");
     assert_eq!(l["store"], url.as_str());
     assert_eq!(
         (l["stored"].clone(), l["accepted_not_stored"].clone()),

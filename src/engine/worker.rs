@@ -123,6 +123,9 @@ struct Batch {
     first_write: Instant,
     attempt_write: Instant,
     attempts: u32,
+    /// What its last attempt met: the answer's status, or 0 for a broken connection or a
+    /// timeout (what a batch given up after its retries is counted by).
+    last_cause: u16,
     state: SlotState,
 }
 
@@ -360,6 +363,7 @@ impl Worker {
                 first_write: p.start,
                 attempt_write: p.start,
                 attempts: 0,
+                last_cause: 0,
                 state: SlotState::Free,
             })
             .collect();
@@ -938,6 +942,7 @@ impl Worker {
         b.events = n - skipped;
         b.intended = due;
         b.attempts = 0;
+        b.last_cause = 0;
     }
 
     fn write(&mut self, p: &WorkerPlan, i: usize, now: Instant) {
@@ -1102,6 +1107,9 @@ impl Worker {
                     let gzip = framer.gzip;
                     let written_all =
                         slot.is_some_and(|b| offset >= self.batches[b].wire_len(gzip));
+                    if let Some(b) = slot {
+                        self.batches[b].last_cause = resp.status;
+                    }
                     self.finish_batch(p, i, outcome, now);
                     if resp.close || !written_all {
                         // An answer before the whole request went out leaves the stream out
@@ -1143,6 +1151,7 @@ impl Worker {
             }
             Outcome::AuthFailed => {
                 self.counters.auth_failures += 1;
+                self.counters.refused_for_good(b.last_cause, b.events);
                 self.counters.events_failed += b.events;
                 self.counters.batches_failed += 1;
                 self.account.fail(b.first_seq, b.first_seq + b.seqs);
@@ -1152,6 +1161,7 @@ impl Worker {
                 ));
             }
             Outcome::Failed => {
+                self.counters.refused_for_good(b.last_cause, b.events);
                 self.counters.events_failed += b.events;
                 self.counters.batches_failed += 1;
                 self.account.fail(b.first_seq, b.first_seq + b.seqs);
@@ -1173,6 +1183,7 @@ impl Worker {
             self.account.fail(b.first_seq, b.first_seq + b.seqs);
             self.counters.events_retries_exhausted += b.events;
             self.counters.batches_retries_exhausted += 1;
+            self.counters.given_up_after(b.last_cause, b.events);
             b.state = SlotState::Free;
         } else {
             b.state = SlotState::Waiting(now + wait);
@@ -1191,6 +1202,7 @@ impl Worker {
         l.blocked_since = None;
         l.reconnect_at = now + delay;
         if let Some(b) = l.batch.take() {
+            self.batches[b].last_cause = 0;
             if Some(b) == self.ack_slot {
                 // An ack poll is simply asked again later.
                 if let Proto::Http { acks: Some(a), .. } = &mut self.proto {
@@ -1226,6 +1238,7 @@ impl Worker {
                 continue;
             }
             if b.state != SlotState::Free {
+                self.counters.events_unfinished += b.events;
                 self.counters.events_failed += b.events;
                 self.counters.batches_failed += 1;
                 self.account.fail(b.first_seq, b.first_seq + b.seqs);

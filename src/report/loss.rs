@@ -13,7 +13,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::observe::udp_drops::RcvbufDrops;
-use crate::report::{Report, Summary};
+use crate::report::{GivenUpAfter, Report, Summary};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Loss {
@@ -66,6 +66,12 @@ pub struct Refused {
     /// The rest: refused by an answer that is not retried (4xx/5xx other than 429/503,
     /// 401/403) or still unanswered when the run ended.
     pub other: u64,
+    /// Each event once, by what failed it for good: the refusing answer's status (`other`'s
+    /// answered part), what the last attempt of a batch given up after its retries met
+    /// (`retries_exhausted` split), and the events still unanswered at the end.
+    pub by_status: BTreeMap<String, u64>,
+    pub given_up_after: GivenUpAfter,
+    pub unfinished: u64,
     /// Counted per attempt, not per event: what the attempts met.
     pub causes: Causes,
 }
@@ -106,6 +112,9 @@ pub struct Figures {
     pub failed: u64,
     pub retries_exhausted: u64,
     pub oversize: u64,
+    pub by_status: BTreeMap<String, u64>,
+    pub given_up_after: GivenUpAfter,
+    pub unfinished: u64,
     pub causes: Causes,
     pub stores: Vec<StoreLoss>,
     pub udp: Option<RcvbufDrops>,
@@ -123,6 +132,9 @@ pub fn of(rep: &Report, scheduled: u64, udp: Option<RcvbufDrops>) -> Loss {
         failed: s.events_failed,
         retries_exhausted: s.events_retries_exhausted,
         oversize: s.oversize_events,
+        by_status: s.events_failed_by_status.clone(),
+        given_up_after: s.events_given_up_after.clone(),
+        unfinished: s.events_unfinished,
         causes: causes(s, &rep.status),
         stores: stores(rep),
         udp,
@@ -181,6 +193,9 @@ pub fn stage(f: &Figures) -> Loss {
         retries_exhausted: f.retries_exhausted.min(f.failed),
         oversize: f.oversize.min(f.failed.saturating_sub(f.retries_exhausted)),
         other: f.failed.saturating_sub(f.retries_exhausted + f.oversize),
+        by_status: f.by_status.clone(),
+        given_up_after: f.given_up_after.clone(),
+        unfinished: f.unfinished,
         causes: f.causes.clone(),
     };
     // The store that found the most missing speaks for the stage (the first on a tie).
@@ -308,8 +323,37 @@ fn refused_detail(r: &Refused) -> String {
     } else {
         format!("; attempts met {}", causes.join(", "))
     };
+    let g = &r.given_up_after;
+    let after: Vec<String> = [
+        ("429", g.status_429),
+        ("503", g.status_503),
+        ("busy", g.busy),
+        ("transport", g.transport),
+    ]
+    .iter()
+    .filter(|(_, n)| *n > 0)
+    .map(|(what, n)| format!("{what} {}", count(*n)))
+    .collect();
+    let after = if after.is_empty() {
+        String::new()
+    } else {
+        format!(" after {}", after.join(", "))
+    };
+    let mut finals: Vec<String> = r
+        .by_status
+        .iter()
+        .map(|(st, n)| format!("{st} {}", count(*n)))
+        .collect();
+    if r.unfinished > 0 {
+        finals.push(format!("unanswered {}", count(r.unfinished)));
+    }
+    let finals = if finals.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", finals.join(", "))
+    };
     format!(
-        "  (retries exhausted {}, oversize {}, other {}{causes})",
+        "  (retries exhausted {}{after}, oversize {}, other {}{finals}{causes})",
         count(r.retries_exhausted),
         count(r.oversize),
         count(r.other)

@@ -269,6 +269,13 @@ pub struct Summary {
     /// Batches (and their events) given up after the retry limits, whatever the cause.
     pub batches_retries_exhausted: u64,
     pub events_retries_exhausted: u64,
+    /// The events failed for good, by what failed them (each event once): the status of
+    /// the answer that refused it for good (`"400"`, `"413"`, `"401"`, …); given up after its
+    /// retries, by what the last attempt met (`429`, `503`, `busy`: an HEC busy code,
+    /// `transport`: a broken connection or a timeout); still unanswered at the end.
+    pub events_failed_by_status: BTreeMap<String, u64>,
+    pub events_given_up_after: GivenUpAfter,
+    pub events_unfinished: u64,
     /// HEC ack polls answered with something other than 2xx.
     pub ack_poll_failures: u64,
     /// Time batches waited for room in a full socket buffer (the target reads slower).
@@ -283,6 +290,19 @@ pub struct Summary {
     /// What "accepted" means: `acknowledged` (HTTP 2xx) or `written` (syslog: handed to the
     /// kernel; syslog has no acknowledgement).
     pub delivery: &'static str,
+}
+
+/// Events given up after their retries, by what their last attempt met.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct GivenUpAfter {
+    #[serde(rename = "429")]
+    pub status_429: u64,
+    #[serde(rename = "503")]
+    pub status_503: u64,
+    /// Another answer worth retrying (HEC busy or internal-error codes).
+    pub busy: u64,
+    /// A broken connection or a timeout.
+    pub transport: u64,
 }
 
 /// Latency percentiles in milliseconds, as the histogram gives them. A percentile is only
@@ -549,6 +569,18 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         held_by_cap_ms: c.held_by_cap_ns as f64 / 1e6,
         batches_retries_exhausted: c.batches_retries_exhausted,
         events_retries_exhausted: c.events_retries_exhausted,
+        events_failed_by_status: c
+            .refused_statuses()
+            .into_iter()
+            .map(|(s, n)| (s.to_string(), n))
+            .collect(),
+        events_given_up_after: GivenUpAfter {
+            status_429: c.events_given_up_429,
+            status_503: c.events_given_up_503,
+            busy: c.events_given_up_busy,
+            transport: c.events_given_up_transport,
+        },
+        events_unfinished: c.events_unfinished,
         ack_poll_failures: c.ack_poll_failures,
         events_sent: c.events_sent,
         events_accepted: c.events_accepted,

@@ -74,6 +74,17 @@ pub struct Counters {
     pub udp_send_calls: u64,
     pub udp_gso_sends: u64,
     pub udp_gso_refused: u64,
+    /// Events failed for good by the answer that refused them (index = status - 400: 4xx/5xx
+    /// other than 429/503, and 401/403).
+    pub events_refused_status: [u64; 200],
+    /// Events given up after their retries, by what the last attempt met: 429, 503, another
+    /// answer worth retrying (HEC busy codes), a broken connection or a timeout.
+    pub events_given_up_429: u64,
+    pub events_given_up_503: u64,
+    pub events_given_up_busy: u64,
+    pub events_given_up_transport: u64,
+    /// Events still unanswered when the run ended (counted failed).
+    pub events_unfinished: u64,
     /// Responses by HTTP status (index = status code).
     pub status: [u64; 600],
     /// HEC response codes 0..=31.
@@ -118,6 +129,12 @@ impl Default for Counters {
             udp_send_calls: 0,
             udp_gso_sends: 0,
             udp_gso_refused: 0,
+            events_refused_status: [0; 200],
+            events_given_up_429: 0,
+            events_given_up_503: 0,
+            events_given_up_busy: 0,
+            events_given_up_transport: 0,
+            events_unfinished: 0,
             status: [0; 600],
             hec_codes: [0; 32],
         }
@@ -161,6 +178,18 @@ impl Counters {
         self.target_down_ns += o.target_down_ns;
         self.held_by_cap_ns += o.held_by_cap_ns;
         self.udp_send_calls += o.udp_send_calls;
+        for (a, b) in self
+            .events_refused_status
+            .iter_mut()
+            .zip(&o.events_refused_status)
+        {
+            *a += b;
+        }
+        self.events_given_up_429 += o.events_given_up_429;
+        self.events_given_up_503 += o.events_given_up_503;
+        self.events_given_up_busy += o.events_given_up_busy;
+        self.events_given_up_transport += o.events_given_up_transport;
+        self.events_unfinished += o.events_unfinished;
         self.udp_gso_sends += o.udp_gso_sends;
         self.udp_gso_refused += o.udp_gso_refused;
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
@@ -182,6 +211,39 @@ impl Counters {
     }
 
     /// `(status, count)` for every status seen.
+    /// `events` failed for good by an answer of `status` (one not retried).
+    #[inline]
+    pub fn refused_for_good(&mut self, status: u16, events: u64) {
+        if let Some(n) = status
+            .checked_sub(400)
+            .and_then(|i| self.events_refused_status.get_mut(usize::from(i)))
+        {
+            *n += events;
+        }
+    }
+
+    /// `events` given up after their retries; `last` is what the last attempt met (a status,
+    /// or 0 for a broken connection or a timeout).
+    #[inline]
+    pub fn given_up_after(&mut self, last: u16, events: u64) {
+        match last {
+            0 => self.events_given_up_transport += events,
+            429 => self.events_given_up_429 += events,
+            503 => self.events_given_up_503 += events,
+            _ => self.events_given_up_busy += events,
+        }
+    }
+
+    /// Events failed for good by each refusing status, as `(status, events)`.
+    pub fn refused_statuses(&self) -> Vec<(u16, u64)> {
+        self.events_refused_status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(i, n)| (400 + i as u16, *n))
+            .collect()
+    }
+
     /// Responses that refused for now (429 and 503: the collector asks to be retried).
     pub fn refusals(&self) -> u64 {
         self.status[429] + self.status[503]
@@ -278,6 +340,32 @@ impl AgentAccount {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failed_events_are_counted_once_by_what_failed_them() {
+        let mut c = Counters::default();
+        c.refused_for_good(400, 10);
+        c.refused_for_good(413, 5);
+        c.refused_for_good(401, 2);
+        c.refused_for_good(200, 7); // no refusing status: not counted by status
+        c.given_up_after(429, 3);
+        c.given_up_after(503, 4);
+        c.given_up_after(200, 6); // an HEC busy code on a 200
+        c.given_up_after(0, 8);
+        let mut sum = Counters::default();
+        sum.add(&c);
+        sum.add(&c);
+        assert_eq!(sum.refused_statuses(), [(400, 20), (401, 4), (413, 10)]);
+        assert_eq!(
+            (
+                sum.events_given_up_429,
+                sum.events_given_up_503,
+                sum.events_given_up_busy,
+                sum.events_given_up_transport
+            ),
+            (6, 8, 12, 16)
+        );
+    }
 
     #[test]
     fn failed_ranges_merge_and_settle() {
