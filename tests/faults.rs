@@ -428,3 +428,54 @@ fn the_ingest_lag_through_a_stall_reaches_the_stall() {
     assert!(f(&lag["max_ms"]) >= 1800.0, "{lag}");
     assert!(f(&lag["p50_ms"]) < 1000.0, "{lag}");
 }
+
+/// A process the run did not start, named by PID: `stall` stops and continues it, and
+/// `restart` with a command of its own ends it (SIGTERM) and starts that command, which the
+/// run then owns and stops by PID when it ends.
+#[test]
+fn a_process_named_by_pid_is_stalled_and_restarted_from_a_given_command() {
+    let _t = turn();
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", "import time; time.sleep(60)"])
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("restarted");
+    let cfg = write_config(
+        dir.path(),
+        "pid.yaml",
+        &format!(
+            "schema_version: \"1.0\"\ntarget: {{ url: builtin }}\nsource: {{ id: aws.cloudtrail }}\n\
+             workload: {{ eps: 200, stop: {{ after: 4s }} }}\n\
+             faults:\n\
+             \x20 - {{ at: 1s, action: stall, target: \"pid:{pid}\", for: 1s }}\n\
+             \x20 - {{ at: 2500ms, action: restart, target: \"pid:{pid}\", command: python3,\n\
+             \x20     args: [-c, \"import pathlib, time; pathlib.Path('{m}').touch(); time.sleep(60)\"] }}\n",
+            m = marker.display()
+        ),
+    );
+    let (code, r, text) = run(&cfg);
+    // The old process ended on SIGTERM (reaped here: it is this test's child).
+    let status = support::wait_exit(&mut child, std::time::Duration::from_secs(5), "sleeper");
+    assert_eq!(code, Some(0), "{text}");
+    assert!(!status.success(), "the process was not ended: {status:?}");
+    let a = actions(&r);
+    assert_eq!(a[0]["pids"][0].as_u64(), Some(u64::from(pid)), "{}", a[0]);
+    taken_and_recovered(&a[0], 5.0);
+    let restart = &a[1];
+    assert!(restart["error"].is_null(), "{restart}");
+    let new = restart["new_pid"].as_u64().expect("new_pid");
+    assert_ne!(new, u64::from(pid));
+    assert!(marker.exists(), "the given command did not run");
+    // The run stopped what it started.
+    assert!(
+        !std::path::Path::new(&format!("/proc/{new}")).exists()
+            || std::fs::read_to_string(format!("/proc/{new}/stat"))
+                .is_ok_and(|s| s.contains(") Z")),
+        "the restarted process still runs"
+    );
+    for (action, at) in [("stall", 1.0), ("stall-end", 2.0), ("restart", 2.5)] {
+        mark_at(&r, action, at);
+    }
+}
