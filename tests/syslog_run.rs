@@ -215,12 +215,16 @@ fn udp_by_size_sends_the_same_datagrams_grouped_by_size() {
     seq.sort();
     assert_eq!(seq, (0..2000).collect::<Vec<u64>>(), "every event once");
     // Same seed, same events: the datagrams are exactly the ones as_generated sends, apart
-    // from each event's own clock reading and the run id.
+    // from each event's own clock reading, the run id and the tag's send time.
     let (plain, _) = udp_run("as_generated", 2000);
     let strip = |m: &String| {
         let rest = m.split_once("Z ").map(|x| x.1).unwrap();
         let (head, tail) = rest.split_once(" run=\"").unwrap();
-        format!("{head}{}", tail.split_once('"').unwrap().1)
+        let rest = format!("{head}{}", tail.split_once('"').unwrap().1);
+        match rest.split_once(" sent=\"") {
+            Some((a, b)) => format!("{a}{}", b.split_once('"').unwrap().1),
+            None => rest,
+        }
     };
     let mut a: Vec<String> = got.iter().map(strip).collect();
     let mut b: Vec<String> = plain.iter().map(strip).collect();
