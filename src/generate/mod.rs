@@ -44,6 +44,32 @@ pub struct Generator {
     run_id: Vec<u8>,
     vals: Vec<[u64; 2]>,
     ts: Vec<TsWriter>,
+    /// The last send time written and its digits: a batch's events share one, so it is
+    /// formatted once per batch, not per event.
+    sent: SentDigits,
+}
+
+/// A send time and its decimal digits.
+#[derive(Default)]
+struct SentDigits {
+    ms: Option<u64>,
+    digits: [u8; 20],
+    len: usize,
+}
+
+impl SentDigits {
+    /// The digits of `ms`, formatted only when it differs from the last one.
+    #[inline]
+    fn of(&mut self, ms: u64) -> &[u8] {
+        if self.ms != Some(ms) {
+            let mut b = itoa::Buffer::new();
+            let d = b.format(ms).as_bytes();
+            self.digits[..d.len()].copy_from_slice(d);
+            self.len = d.len();
+            self.ms = Some(ms);
+        }
+        &self.digits[..self.len]
+    }
 }
 
 /// Spreads an event index over the seed space (SplitMix64's finaliser).
@@ -73,6 +99,7 @@ impl Generator {
             run_id: run_id.as_bytes().to_vec(),
             vals,
             ts,
+            sent: SentDigits::default(),
         }
     }
 
@@ -131,7 +158,7 @@ impl Generator {
                     let v = self.vals[*slot as usize];
                     write_num(*how, v, &mut self.ts, out);
                 }
-                Op::Acct(style) => write_acct(*style, &self.run_id, ctx, out),
+                Op::Acct(style) => write_acct(*style, &self.run_id, ctx, &mut self.sent, out),
             }
         }
     }
@@ -340,7 +367,13 @@ fn acct_pieces(style: AcctStyle) -> [&'static [u8]; 4] {
     }
 }
 
-fn write_acct(style: AcctStyle, run: &[u8], ctx: &EventCtx, out: &mut Vec<u8>) {
+fn write_acct(
+    style: AcctStyle,
+    run: &[u8],
+    ctx: &EventCtx,
+    sent: &mut SentDigits,
+    out: &mut Vec<u8>,
+) {
     let [before_run, before_agent, before_seq, after] = acct_pieces(style);
     out.put_slice(before_run);
     out.put_slice(run);
@@ -350,7 +383,7 @@ fn write_acct(style: AcctStyle, run: &[u8], ctx: &EventCtx, out: &mut Vec<u8>) {
     write_u64(ctx.seq, out);
     if let Some(ms) = ctx.sent_ms {
         out.put_slice(acct_sent_piece(style));
-        write_u64(ms, out);
+        out.put_slice(sent.of(ms));
     }
     out.put_slice(after);
 }
