@@ -81,7 +81,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use launch::{LaunchSpec, Launched, Stopped};
-pub use procfs::{cgroup2_root, own_cgroup, pids_named};
+pub use procfs::{alive, cgroup2_root, own_cgroup, pids_named};
 pub use sampler::{Follower, Watcher};
 
 /// What to watch.

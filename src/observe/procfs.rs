@@ -165,6 +165,15 @@ pub fn name_matches(names: &[String], comm: &[u8], argv0: &[u8]) -> bool {
         .any(|n| !n.is_empty() && (n.as_bytes() == comm || n.as_bytes() == argv0))
 }
 
+/// Whether process `pid` is there and has not exited (a zombie is gone, only not reaped).
+pub fn alive(pid: u32) -> bool {
+    let mut r = Reader::default();
+    r.proc_file(pid, "stat")
+        .ok()
+        .and_then(parse_stat)
+        .is_some_and(|st| !st.exited())
+}
+
 /// The PIDs of every process named `name` (its `comm`, or argv[0]'s basename), this one
 /// left out, in /proc's order.
 pub fn pids_named(name: &str) -> Vec<u32> {

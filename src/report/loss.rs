@@ -13,6 +13,7 @@ use std::fmt::Write;
 use serde::Serialize;
 
 use crate::observe::udp_drops::RcvbufDrops;
+use crate::report::text::count;
 use crate::report::{GivenUpAfter, Report, Summary};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -219,18 +220,6 @@ pub fn stage(f: &Figures) -> Loss {
         udp_rcvbuf_drops: f.udp.clone(),
         unattributed: (i128::from(f.scheduled) - in_stages) as i64,
     }
-}
-
-fn count(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The "loss by stage" block of the text report.

@@ -32,7 +32,8 @@ impl Timeline {
     }
 }
 
-fn count(n: u64) -> String {
+/// `n` with thousands separated by commas.
+pub(crate) fn count(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {

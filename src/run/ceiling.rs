@@ -715,7 +715,6 @@ fn finish(out: &mut RunOutcome, c: Ceiling, exit: Exit, reasons: Vec<String>, cf
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{Context, TargetInfo};
     use crate::stats::result::{RunResult, Second, SecondCounts};
     use crate::stats::{Counters, new_histogram};
 
@@ -759,31 +758,13 @@ mod tests {
         };
         crate::report::build(
             &r,
-            Context {
-                run_id: "r-1-c01".into(),
-                host: "h".into(),
-                name: None,
-                started_wall_ns: 0,
-                target: TargetInfo {
-                    adapter: "lphc".into(),
-                    url: "http://127.0.0.1:1/".into(),
-                    address: "127.0.0.1:1".into(),
-                    source: "s".into(),
-                    source_version: "1".into(),
-                },
-                batch_max_events: 100,
-                batch_max_bytes: 1 << 20,
-                config: serde_json::Value::Null,
-                slo: crate::config::schema::Slo {
+            crate::testutil::context(
+                "r-1-c01",
+                crate::config::schema::Slo {
                     max_p99_ms: Some(DEFAULT_P99_MS),
                     ..Default::default()
                 },
-                slo_facts: Default::default(),
-                verification: None,
-                watched: None,
-                tagged: false,
-                faults: None,
-            },
+            ),
         )
     }
 

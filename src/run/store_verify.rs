@@ -181,7 +181,6 @@ mod tests {
 
     /// A report of a clean 1,000-event run of `accounting()`'s run id, with `sv` in it.
     fn report_with(sv: Option<StoreVerification>) -> crate::report::Report {
-        use crate::report::{Context, TargetInfo};
         use crate::stats::result::RunResult;
         use crate::stats::{Counters, new_histogram};
         let mut lat = new_histogram();
@@ -211,28 +210,7 @@ mod tests {
         };
         let mut rep = crate::report::build(
             &r,
-            Context {
-                run_id: "r-000000000001".into(),
-                host: "h".into(),
-                name: None,
-                started_wall_ns: 0,
-                target: TargetInfo {
-                    adapter: "lphc".into(),
-                    url: "http://127.0.0.1:1/".into(),
-                    address: "127.0.0.1:1".into(),
-                    source: "s".into(),
-                    source_version: "1".into(),
-                },
-                batch_max_events: 100,
-                batch_max_bytes: 1 << 20,
-                config: serde_json::Value::Null,
-                slo: Slo::default(),
-                slo_facts: Default::default(),
-                verification: None,
-                watched: None,
-                tagged: false,
-                faults: None,
-            },
+            crate::testutil::context("r-000000000001", Slo::default()),
         );
         rep.store_verification = sv;
         rep

@@ -4,7 +4,7 @@
 //! which for a generated batch, or a read of one connection's syslog stream, is one lock for
 //! hundreds of events. Each thread keeps its own cache of ledger entries, so the shared maps
 //! are read once per (run, agent), not per event. A tag that carries its send time adds the
-//! send → receive lag (the clock read once per record) to its agent's histogram. Nothing here
+//! send → receive lag (the clock read at most once per record) to its agent's histogram. Nothing here
 //! allocates in steady state.
 
 use std::collections::HashMap;
@@ -90,7 +90,8 @@ impl Recorder {
     /// Records the queued tags (whose run ids are in `base`) and empties the queue; returns
     /// the first of them.
     pub fn record(&mut self, ledger: &Ledger, base: &[u8]) -> Option<TagAt> {
-        let now_ms = (crate::generate::time::now() / 1_000_000).max(0) as u64;
+        // The clock is read once, and only when a tag carries its send time.
+        let mut now_ms = None;
         let mut i = 0;
         while i < self.tags.len() {
             let first = self.tags[i];
@@ -109,7 +110,10 @@ impl Recorder {
                     if a.record(t.seq)
                         && let Some(sent) = t.sent_ms
                     {
-                        a.lag(now_ms.saturating_sub(sent));
+                        let now = *now_ms.get_or_insert_with(|| {
+                            (crate::generate::time::now() / 1_000_000).max(0) as u64
+                        });
+                        a.lag(now.saturating_sub(sent));
                     }
                 }
             }

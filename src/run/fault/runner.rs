@@ -325,7 +325,7 @@ impl State {
                 None => Err("the launched target is not running (killed earlier)".into()),
             },
             Subject::Pid(p) => {
-                if std::path::Path::new(&format!("/proc/{p}")).exists() {
+                if observe::alive(*p) {
                     Ok(vec![*p])
                 } else {
                     Err(format!("no process {p}"))
@@ -457,10 +457,10 @@ impl State {
             send(pid, libc::SIGTERM);
         }
         let deadline = Instant::now() + FOREIGN_GRACE;
-        while pids.iter().any(|&p| alive(p)) && Instant::now() < deadline {
+        while pids.iter().any(|&p| observe::alive(p)) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
-        for &pid in pids.iter().filter(|&&p| alive(p)) {
+        for &pid in pids.iter().filter(|&&p| observe::alive(p)) {
             send(pid, libc::SIGKILL);
             self.records[i]
                 .notes
@@ -499,16 +499,6 @@ impl State {
             },
             SinkAt::Url(base) => sink_faults(base, Some(f)).map(|_| ()),
         }
-    }
-}
-
-/// Whether `pid` is there and not a zombie.
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(st) => st
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
-        Err(_) => false,
     }
 }
 
