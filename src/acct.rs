@@ -10,7 +10,10 @@
 //!   separated by spaces, or by commas in CSV lines.
 //!
 //! `sent` (T: ms since the epoch, when the event's batch was due to be sent) is optional:
-//! deterministic runs leave it out, and a tag without it is whole.
+//! deterministic runs leave it out, and a tag without it is whole. A scenario stage's events
+//! add its ATT&CK ids after it: `"tactic":"TA0006","technique":"T1110"` in JSON,
+//! `tactic="…" technique="…"` in the SD element, `ingestbenchTactic=… ingestbenchTechnique=…`
+//! in CEF, `ingestbench_tactic=… ingestbench_technique=…` in key=value and CSV.
 //!
 //! Inside an HEC envelope an event may be a JSON *string*, so every `"` may appear as `\"`
 //! (or `\\\"` one level deeper): a quote is read as any run of backslashes then `"`. The scan
@@ -29,6 +32,8 @@ pub struct Tag<'a> {
     pub seq: u64,
     /// When the event's batch was due to be sent, ms since the epoch (when the tag says).
     pub sent_ms: Option<u64>,
+    /// A scenario stage's (tactic, technique), when the event is one.
+    pub attack: Option<(&'a [u8], &'a [u8])>,
 }
 
 /// Longest run id accepted (generated ones are `r-` and 12 hex digits).
@@ -109,12 +114,26 @@ fn json<'a>(c: &mut Cursor<'a>) -> Option<Tag<'a>> {
         c.ws();
         Some(t)
     });
+    let attack = c.opt(|c| {
+        let member = |c: &mut Cursor<'a>, name: &[u8]| {
+            c.lit(b",")?;
+            c.ws();
+            c.key(name)?;
+            c.quote()?;
+            let v = c.attack_id()?;
+            c.quote()?;
+            c.ws();
+            Some(v)
+        };
+        Some((member(c, b"tactic")?, member(c, b"technique")?))
+    });
     c.lit(b"}")?;
     Some(Tag {
         run,
         agent,
         seq,
         sent_ms,
+        attack,
     })
 }
 
@@ -139,12 +158,23 @@ fn sd<'a>(c: &mut Cursor<'a>) -> Option<Tag<'a>> {
         c.quote()?;
         Some(t)
     });
+    let attack = c.opt(|c| {
+        let param = |c: &mut Cursor<'a>, name: &[u8]| {
+            c.lit(name)?;
+            c.quote()?;
+            let v = c.attack_id()?;
+            c.quote()?;
+            Some(v)
+        };
+        Some((param(c, b" tactic=")?, param(c, b" technique=")?))
+    });
     c.lit(b"]")?;
     Some(Tag {
         run,
         agent,
         seq,
         sent_ms,
+        attack,
     })
 }
 
@@ -160,12 +190,19 @@ fn cef<'a>(c: &mut Cursor<'a>) -> Option<Tag<'a>> {
         c.lit(b" ingestbenchSent=")?;
         c.number()
     });
+    let attack = c.opt(|c| {
+        c.lit(b" ingestbenchTactic=")?;
+        let tactic = c.attack_id()?;
+        c.lit(b" ingestbenchTechnique=")?;
+        Some((tactic, c.attack_id()?))
+    });
     c.word_end()?;
     Some(Tag {
         run,
         agent,
         seq,
         sent_ms,
+        attack,
     })
 }
 
@@ -188,12 +225,21 @@ fn kv<'a>(c: &mut Cursor<'a>) -> Option<Tag<'a>> {
         c.lit(b"ingestbench_sent=")?;
         c.number()
     });
+    let attack = c.opt(|c| {
+        c.lit(&[sep])?;
+        c.lit(b"ingestbench_tactic=")?;
+        let tactic = c.attack_id()?;
+        c.lit(&[sep])?;
+        c.lit(b"ingestbench_technique=")?;
+        Some((tactic, c.attack_id()?))
+    });
     c.word_end()?;
     Some(Tag {
         run,
         agent,
         seq,
         sent_ms,
+        attack,
     })
 }
 
@@ -267,6 +313,20 @@ impl<'a> Cursor<'a> {
             return None;
         }
         Some(&self.b[start..self.i])
+    }
+
+    /// An ATT&CK id: `TA0006`, `T1110`, `T1059.001` (letters, digits and dots, 2 to 16).
+    fn attack_id(&mut self) -> Option<&'a [u8]> {
+        let start = self.i;
+        while let Some(ch) = self.peek() {
+            if ch.is_ascii_alphanumeric() || ch == b'.' {
+                self.i += 1;
+            } else {
+                break;
+            }
+        }
+        let id = &self.b[start..self.i];
+        (id.len() >= 2 && id.len() <= 16 && id[0] == b'T').then_some(id)
     }
 
     /// A decimal u64 (1 to 20 digits, no overflow).

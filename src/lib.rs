@@ -17,6 +17,7 @@ pub mod pack;
 pub mod probe;
 pub mod report;
 pub mod run;
+pub mod scenario;
 pub mod serve;
 pub mod sink;
 pub mod size;

@@ -1,10 +1,11 @@
 //! The accounting vocabulary end to end: every pack's events, rendered with tags by the real
 //! generator, give back exactly their (run, agent, seq, sent) through `acct::find_tags` — as
 //! rendered, and embedded as a JSON string the way an HEC `"event":"…"` envelope carries them;
-//! with the send time (realtime runs) and without it (deterministic ones).
+//! with the send time (realtime runs) and without it (deterministic ones), and with a
+//! scenario stage's tactic and technique.
 
 use ingestbench::acct::{self, Tag};
-use ingestbench::generate::{EventCtx, Generator};
+use ingestbench::generate::{EventCtx, Generator, Stage};
 use ingestbench::pack::entities::{Entities, Sizes};
 use ingestbench::pack::{self, Catalog};
 
@@ -25,21 +26,31 @@ fn every_pack_tags_round_trip() {
             let agent = (i % 7) as u32 * 1000;
             let seq = i * 977;
             let sent_ms = (i % 2 == 0).then_some(1_767_600_000_000 + i * 3);
-            g.render(
-                &EventCtx {
-                    index: i,
-                    time_ns: 1_767_600_000_000_000_000,
-                    agent,
-                    seq,
-                    sent_ms,
-                },
-                &mut ev,
-            );
+            let ctx = EventCtx {
+                index: i,
+                time_ns: 1_767_600_000_000_000_000,
+                agent,
+                seq,
+                sent_ms,
+            };
+            let staged = i % 3 == 0;
+            if staged {
+                let stage = Stage {
+                    pins: &[],
+                    tactic: "TA0006",
+                    technique: "T1110.003",
+                };
+                let event = i as usize % p.program.events.len();
+                g.render_stage(event, &ctx, &stage, &mut ev);
+            } else {
+                g.render(&ctx, &mut ev);
+            }
             let want = Tag {
                 run: b"r-0a1b2c3d4e5f",
                 agent,
                 seq,
                 sent_ms,
+                attack: staged.then_some((&b"TA0006"[..], &b"T1110.003"[..])),
             };
             assert_eq!(
                 acct::collect_tags(&ev),

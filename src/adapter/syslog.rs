@@ -160,6 +160,8 @@ mod tests {
             },
             fields: vec![],
             events: vec![],
+            roles: vec![],
+            host_os: None,
         }
     }
 

@@ -238,7 +238,7 @@ pub fn run(a: Args) -> Exit {
 }
 
 /// Appends one event to `buf` in the output format, with its newline.
-fn emit(format: Format, json: bool, ev: &[u8], buf: &mut Vec<u8>) {
+pub(crate) fn emit(format: Format, json: bool, ev: &[u8], buf: &mut Vec<u8>) {
     match format {
         Format::Raw => buf.extend_from_slice(ev),
         Format::Ndjson if json => buf.extend_from_slice(ev),

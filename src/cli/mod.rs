@@ -5,6 +5,7 @@ mod r#gen;
 mod init;
 mod probe;
 mod run;
+mod scenario;
 mod secret;
 mod sink;
 mod size;
@@ -41,6 +42,7 @@ enum Command {
     Validate(validate::Args),
     Init(init::Args),
     Gen(r#gen::Args),
+    Scenario(scenario::Args),
     Sources(sources::Args),
     Sink(sink::Args),
     Size(size::Args),
@@ -81,6 +83,7 @@ pub fn run(args: &[String]) -> i32 {
         Command::Validate(a) => validate::run(a),
         Command::Init(a) => init::run(a),
         Command::Gen(a) => r#gen::run(a),
+        Command::Scenario(a) => scenario::run(a),
         Command::Sources(a) => sources::run(a),
         Command::Sink(a) => sink::run(a),
         Command::Size(a) => size::run(a),

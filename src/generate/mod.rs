@@ -37,6 +37,16 @@ pub struct EventCtx {
     pub sent_ms: Option<u64>,
 }
 
+/// What a scenario stage adds to an event it renders: entities pinned for the whole scenario
+/// and the stage's ATT&CK ids, written into the accounting tag.
+#[derive(Clone, Copy, Debug)]
+pub struct Stage<'a> {
+    /// (slot, entity index): the slot renders this entity instead of a draw.
+    pub pins: &'a [(u16, u64)],
+    pub tactic: &'a str,
+    pub technique: &'a str,
+}
+
 pub struct Generator {
     program: Arc<Program>,
     seed: u64,
@@ -114,7 +124,7 @@ impl Generator {
     pub fn render(&mut self, ctx: &EventCtx, out: &mut Vec<u8>) -> usize {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, ctx.index));
         let e = self.program.pick.sample(rng.next_u64());
-        self.render_with(e, &mut rng, ctx, out);
+        self.render_with(e, &mut rng, ctx, None, out);
         e
     }
 
@@ -122,7 +132,15 @@ impl Generator {
     pub fn render_event(&mut self, event: usize, ctx: &EventCtx, out: &mut Vec<u8>) {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, ctx.index));
         let _ = rng.next_u64();
-        self.render_with(event, &mut rng, ctx, out);
+        self.render_with(event, &mut rng, ctx, None, out);
+    }
+
+    /// Appends one event of type `event` for a scenario stage: its pinned slots render the
+    /// scenario's entities and its tag carries the stage's tactic and technique.
+    pub fn render_stage(&mut self, event: usize, ctx: &EventCtx, stage: &Stage, out: &mut Vec<u8>) {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(mix(self.seed, ctx.index));
+        let _ = rng.next_u64();
+        self.render_with(event, &mut rng, ctx, Some(stage), out);
     }
 
     fn render_with(
@@ -130,6 +148,7 @@ impl Generator {
         event: usize,
         rng: &mut Xoshiro256PlusPlus,
         ctx: &EventCtx,
+        stage: Option<&Stage>,
         out: &mut Vec<u8>,
     ) {
         let program = &*self.program;
@@ -142,6 +161,13 @@ impl Generator {
         };
         for (slot, d) in self.vals.iter_mut().zip(&ev.draws) {
             *slot = draw(d, rng, ctx, time);
+        }
+        if let Some(st) = stage {
+            for &(slot, v) in st.pins {
+                if let Some(x) = self.vals.get_mut(usize::from(slot)) {
+                    *x = [v, 0];
+                }
+            }
         }
         let lit = &ev.lit;
         for op in &ev.ops {
@@ -158,7 +184,13 @@ impl Generator {
                     let v = self.vals[*slot as usize];
                     write_num(*how, v, &mut self.ts, out);
                 }
-                Op::Acct(style) => write_acct(*style, &self.run_id, ctx, &mut self.sent, out),
+                Op::Acct(style) => {
+                    write_acct(*style, &self.run_id, ctx, &mut self.sent, out);
+                    if let Some(st) = stage {
+                        write_attack(*style, st, out);
+                    }
+                    out.put_slice(acct_pieces(*style)[3]);
+                }
             }
         }
     }
@@ -374,7 +406,7 @@ fn write_acct(
     sent: &mut SentDigits,
     out: &mut Vec<u8>,
 ) {
-    let [before_run, before_agent, before_seq, after] = acct_pieces(style);
+    let [before_run, before_agent, before_seq, _] = acct_pieces(style);
     out.put_slice(before_run);
     out.put_slice(run);
     out.put_slice(before_agent);
@@ -385,7 +417,28 @@ fn write_acct(
         out.put_slice(acct_sent_piece(style));
         out.put_slice(sent.of(ms));
     }
+}
+
+/// A stage's tactic and technique inside the tag, before its closing piece.
+fn write_attack(style: AcctStyle, stage: &Stage, out: &mut Vec<u8>) {
+    let [before_tactic, before_technique, after] = attack_pieces(style);
+    out.put_slice(before_tactic);
+    out.put_slice(stage.tactic.as_bytes());
+    out.put_slice(before_technique);
+    out.put_slice(stage.technique.as_bytes());
     out.put_slice(after);
+}
+
+/// The literal pieces around the tactic and the technique in each style (the tag's optional
+/// fifth and sixth members).
+fn attack_pieces(style: AcctStyle) -> [&'static [u8]; 3] {
+    match style {
+        AcctStyle::Json { .. } => [b",\"tactic\":\"", b"\",\"technique\":\"", b"\""],
+        AcctStyle::Sd => [b"\" tactic=\"", b"\" technique=\"", b""],
+        AcctStyle::Cef => [b" ingestbenchTactic=", b" ingestbenchTechnique=", b""],
+        AcctStyle::Kv => [b" ingestbench_tactic=", b" ingestbench_technique=", b""],
+        AcctStyle::Csv => [b",ingestbench_tactic=", b",ingestbench_technique=", b""],
+    }
 }
 
 #[cfg(test)]

@@ -49,6 +49,38 @@ yaml_enum!(
     }
 );
 
+yaml_enum!(
+    /// The part an entity slot plays in an attack; a scenario's `correlation.shared` pins the
+    /// slots that play a role to one entity for the whole scenario.
+    pub enum Role {
+        User = "user",
+        Host = "host",
+        SourceIp = "source_ip",
+        DestIp = "dest_ip",
+        Domain = "domain",
+    }
+);
+
+impl Role {
+    /// The entity kind a slot playing this role draws from.
+    pub fn kind(self) -> EntityKind {
+        match self {
+            Role::User => EntityKind::User,
+            Role::Host => EntityKind::Host,
+            Role::SourceIp | Role::DestIp => EntityKind::Ip,
+            Role::Domain => EntityKind::Domain,
+        }
+    }
+}
+
+yaml_enum!(
+    /// The operating system of the hosts a source's events come from.
+    pub enum HostOs {
+        Windows = "windows",
+        Linux = "linux",
+    }
+);
+
 /// Defaults for sending this pack's events as syslog messages.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SyslogDefaults {
@@ -70,6 +102,27 @@ pub struct PackDef {
     pub syslog: SyslogDefaults,
     pub fields: Vec<FieldDef>,
     pub events: Vec<EventDef>,
+    /// Which pack field plays each role in every event type (`roles:`), unless the event
+    /// type says otherwise.
+    pub roles: Vec<(Role, String)>,
+    /// `hosts:` — the OS of the machines this source runs on, when it has one.
+    pub host_os: Option<HostOs>,
+}
+
+impl PackDef {
+    /// The field that plays `role` in event type `event`: the event's own `roles:`, then the
+    /// pack's — unless the event gives that field another role (an inbound deny's `remote`
+    /// is the source, not the pack's usual destination).
+    pub fn role_field(&self, event: usize, role: Role) -> Option<&str> {
+        let own: &[(Role, String)] = self.events.get(event).map_or(&[], |e| &e.roles);
+        if let Some((_, f)) = own.iter().find(|(r, _)| *r == role) {
+            return Some(f);
+        }
+        self.roles
+            .iter()
+            .find(|(r, f)| *r == role && !own.iter().any(|(_, g)| g == f))
+            .map(|(_, f)| f.as_str())
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -81,6 +134,8 @@ pub struct EventDef {
     pub template: String,
     /// Field path of the template, for messages (`events[2].template`).
     pub template_path: String,
+    /// Roles played by this event type's slots, over the pack's (`roles:`).
+    pub roles: Vec<(Role, String)>,
 }
 
 #[derive(Clone, Debug)]
@@ -181,6 +236,11 @@ pub fn read_pack(r: &mut Reader, text: &str) -> Option<PackDef> {
     let fields = o
         .sub(r, "fields", |r, f| read_fields(r, f))
         .unwrap_or_default();
+    let roles = o
+        .node("roles")
+        .map(|n| read_roles(r, n, "roles"))
+        .unwrap_or_default();
+    let host_os: Option<HostOs> = o.get(r, "hosts");
     let events_given = o.node("events").is_some();
     let events = match o.node("events") {
         Some(n) => read_events(r, n),
@@ -229,6 +289,7 @@ pub fn read_pack(r: &mut Reader, text: &str) -> Option<PackDef> {
         }
         names.push(&e.name);
     }
+    check_roles(r, &fields, &roles, &events);
     let id = id?;
     let syslog = syslog.flatten().unwrap_or_else(|| SyslogDefaults {
         app_name: id.clone(),
@@ -250,7 +311,55 @@ pub fn read_pack(r: &mut Reader, text: &str) -> Option<PackDef> {
         syslog,
         fields,
         events,
+        roles,
+        host_os,
     })
+}
+
+/// `roles: { user: u, source_ip: attacker }`: role names checked, field names kept for
+/// `check_roles`.
+fn read_roles(r: &mut Reader, node: &YamlNode, path: &str) -> Vec<(Role, String)> {
+    let Some(pairs) = r.value::<yaml::Pairs<String>>(node, path) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(Role, String)> = Vec::new();
+    for (k, field) in pairs.0 {
+        let kp = format!("{path}.{k}");
+        match Role::parse(&k) {
+            Ok(role) => out.push((role, field)),
+            Err(msg) => r.error(&kp, format!("unknown role: {msg}")),
+        }
+    }
+    out
+}
+
+/// Every role names a field of the role's entity kind: a pack role a pack field, an event
+/// role one of the event's fields or a pack field.
+fn check_roles(r: &mut Reader, pack: &[FieldDef], roles: &[(Role, String)], events: &[EventDef]) {
+    let check = |r: &mut Reader, path: String, role: Role, field: &str, own: &[FieldDef]| {
+        let found = own.iter().chain(pack).find(|f| f.name == field);
+        match found.map(|f| &f.slot) {
+            Some(SlotDef::Entity(k)) if *k == role.kind() => {}
+            Some(_) => r.error(
+                &path,
+                format!(
+                    "field {field:?} is not a {} entity, so it cannot play {}",
+                    role.kind(),
+                    role.name()
+                ),
+            ),
+            None => r.error(&path, format!("no field {field:?} to play {}", role.name())),
+        }
+    };
+    for (role, field) in roles {
+        check(r, format!("roles.{}", role.name()), *role, field, &[]);
+    }
+    for (i, e) in events.iter().enumerate() {
+        for (role, field) in &e.roles {
+            let path = format!("events[{i}].roles.{}", role.name());
+            check(r, path, *role, field, &e.fields);
+        }
+    }
 }
 
 fn read_syslog_defaults(r: &mut Reader, mut o: Obj) -> Option<SyslogDefaults> {
@@ -333,6 +442,10 @@ fn read_events(r: &mut Reader, node: &YamlNode) -> Vec<EventDef> {
             .sub(r, "fields", |r, f| read_fields(r, f))
             .unwrap_or_default();
         let template: Option<String> = o.req(r, "template");
+        let roles = o
+            .node("roles")
+            .map(|n| read_roles(r, n, &format!("{path}.roles")))
+            .unwrap_or_default();
         o.finish(r);
         if weight == Some(0) {
             r.error(
@@ -341,15 +454,10 @@ fn read_events(r: &mut Reader, node: &YamlNode) -> Vec<EventDef> {
             );
         }
         for (j, t) in mitre.iter().enumerate() {
-            let ok = t.len() >= 5
-                && t.starts_with('T')
-                && t[1..]
-                    .split('.')
-                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
-            if !ok {
+            if crate::scenario::attack::technique(t).is_none() {
                 r.error(
                     &format!("{path}.mitre[{j}]"),
-                    format!("{t:?} is not an ATT&CK technique id such as T1110.001"),
+                    crate::scenario::attack::unknown_technique(t),
                 );
             }
         }
@@ -361,6 +469,7 @@ fn read_events(r: &mut Reader, node: &YamlNode) -> Vec<EventDef> {
                 fields,
                 template,
                 template_path: format!("{path}.template"),
+                roles,
             });
         }
     }

@@ -129,7 +129,7 @@ fn quick_id(text: &str) -> Option<String> {
 }
 
 /// `file:line:column: path: message`, the form every pack problem is shown in.
-fn located(
+pub(crate) fn located(
     file: &str,
     r: &Reader,
     path: &str,

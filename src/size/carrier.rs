@@ -169,6 +169,8 @@ pub fn default_def() -> PackDef {
         },
         fields: vec![],
         events: vec![],
+        roles: vec![],
+        host_os: None,
     }
 }
 
