@@ -175,6 +175,7 @@ fn run_result() -> RunResult {
                 failed_overflow: false,
             },
         ],
+        scenario: None,
     }
 }
 

@@ -281,6 +281,25 @@ impl Framer {
         }
     }
 
+    /// This framing for a scenario stage's events: HEC envelopes also carry the stage's
+    /// tactic and technique among their `fields` (`ingestbench_tactic`,
+    /// `ingestbench_technique`); other bodies carry them in each event's tag alone.
+    pub fn with_attack(mut self, tactic: &str, technique: &str) -> Framer {
+        if self.body == Body::HecEnvelopes && self.envelope_end.ends_with(b"}}") {
+            self.envelope_end.truncate(self.envelope_end.len() - 2);
+            for (k, v) in [
+                ("ingestbench_tactic", tactic),
+                ("ingestbench_technique", technique),
+            ] {
+                self.envelope_end
+                    .extend_from_slice(format!(",\"{k}\":").as_bytes());
+                self.envelope_end.extend_from_slice(&json_str(v));
+            }
+            self.envelope_end.extend_from_slice(b"}}");
+        }
+        self
+    }
+
     /// Starts a body.
     #[inline]
     pub fn begin(&self, body: &mut Vec<u8>) {

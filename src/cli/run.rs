@@ -86,6 +86,13 @@ pub struct Args {
     /// also ones that start later) or cgroup:PATH; repeatable, added to observability.watch
     #[argh(option)]
     watch: Vec<String>,
+    /// play this attack scenario (YAML, see `ingestbench scenario`) beside the background
+    /// load: its stage events are extra, counted apart, and its ground truth is in the report
+    #[argh(option)]
+    scenario: Option<PathBuf>,
+    /// how fast to play the scenario: a factor such as 60x (default: the file's speed, else 1x)
+    #[argh(option)]
+    scenario_speed: Option<String>,
 }
 
 crate::yaml_enum!(
@@ -143,6 +150,8 @@ fn overrides(a: &Args) -> Result<Overrides, SetupError> {
                     .map_err(|e| SetupError::invalid(format!("--watch {e}")))
             })
             .collect::<Result<_, _>>()?,
+        scenario: a.scenario.clone(),
+        scenario_speed: a.scenario_speed.clone(),
     })
 }
 

@@ -6,6 +6,7 @@
 //! stop, and returns a `RunResult` when every worker has stopped. It prints nothing and
 //! writes no files: observers and the report do that.
 
+pub mod lane;
 pub mod live;
 pub mod merge;
 pub mod pacer;
@@ -22,10 +23,14 @@ use crossbeam_channel::Receiver;
 use crate::generate::Generator;
 use crate::generate::timeline::Timeline;
 use crate::pack::compile::CompiledPack;
+use crate::scenario::plan::Scenario;
+use crate::scenario::play::Player;
 use crate::stats::Interval;
 use crate::stats::new_histogram;
+use crate::stats::result::LaneResult;
 pub use crate::stats::result::{AbortReason, RunResult, Second};
 use crate::stats::snapshot::{RunInfo, RunState, Snapshot};
+use lane::{Lane, LaneWire};
 use merge::Merger;
 use schedule::{Schedule, ScheduleCell};
 use worker::{Timeouts, WirePlan};
@@ -93,6 +98,16 @@ pub struct EnginePlan {
     pub info: RunInfo,
     /// Told every second's histograms as it closes (the HDR log).
     pub second_log: Option<merge::SecondLog>,
+    /// A scenario to play beside the background load, on a worker of its own.
+    pub scenario: Option<ScenarioPlan>,
+}
+
+/// What the scenario lane plays: the scenario, its time zero (its own anchor, else the
+/// run's start) and each stage's framing.
+pub struct ScenarioPlan {
+    pub scenario: Arc<Scenario>,
+    pub anchor: Option<i64>,
+    pub wire: LaneWire,
 }
 
 /// How often the coordinator publishes a snapshot.
@@ -106,11 +121,15 @@ pub struct Steering {
 }
 
 struct Workers {
+    /// The id of the scenario lane's worker, when there is one (`threads`), and its events.
+    lane: Option<usize>,
+    lane_events: u64,
     handles: Vec<std::thread::JoinHandle<()>>,
     backs: Vec<
         crossbeam_channel::Sender<(hdrhistogram::Histogram<u64>, hdrhistogram::Histogram<u64>)>,
     >,
     rx: Receiver<Interval>,
+    tx: crossbeam_channel::Sender<Interval>,
 }
 
 /// Runs the plan to the end, publishing snapshots as it goes, and returns what was measured.
@@ -129,7 +148,10 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
     let start_wall_ns = crate::generate::time::now();
     steer.cell.begin(start);
     let starts = (start, plan.stamp_sent.then_some(start_wall_ns));
-    let workers = spawn_workers(&plan, threads, connections, starts, &steer.cell, &abort);
+    let mut workers = spawn_workers(&plan, threads, connections, starts, &steer.cell, &abort);
+    if let Some(sp) = plan.scenario.take() {
+        spawn_lane(&plan, sp, starts, &steer.cell, &abort, &mut workers);
+    }
     let mut co = Coordinator {
         plan: &plan,
         cell: &steer.cell,
@@ -139,6 +161,7 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
         sched: steer.cell.schedule(),
         seq: 0,
         start,
+        lane: workers.lane.map(|_| Merger::new(1, 0)),
     };
     let mut interrupted = false;
     let mut last_publish = start;
@@ -156,7 +179,7 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
             interrupted = true;
             let _ = steer.cell.request_stop(false);
         }
-        if co.merger.all_done() {
+        if co.merger.all_done() && co.lane.as_ref().is_none_or(Merger::all_done) {
             break;
         }
         if poked || last_publish.elapsed() >= SNAPSHOT_EVERY {
@@ -181,7 +204,8 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
     let end = co.window_end(f64::INFINITY);
     co.merger.finish(|t| second_target(&sched, t, end));
     publish(co.snapshot(true));
-    co.result(connections)
+    let lane_events = workers.lane_events;
+    co.result(connections, lane_events)
 }
 
 fn spawn_workers(
@@ -255,6 +279,7 @@ fn spawn_workers(
                 .max_requests_per_sec
                 .filter(|r| *r > 0.0)
                 .map(|r| Duration::from_secs_f64(threads as f64 / r)),
+            lane: None,
         };
         let h = std::thread::Builder::new()
             .name(format!("ingestbench-w{id}"))
@@ -264,7 +289,88 @@ fn spawn_workers(
             Err(e) => abort.set(AbortReason::Io(format!("cannot start worker thread: {e}"))),
         }
     }
-    Workers { handles, backs, rx }
+    Workers {
+        lane: None,
+        lane_events: 0,
+        handles,
+        backs,
+        rx,
+        tx,
+    }
+}
+
+/// Starts the scenario lane: one more worker (id `threads`, its own accounting agent) with
+/// one connection, playing the scenario's events at their times.
+fn spawn_lane(
+    plan: &EnginePlan,
+    sp: ScenarioPlan,
+    (start, start_wall_ns): (Instant, Option<i64>),
+    cell: &Arc<ScheduleCell>,
+    abort: &Arc<Abort>,
+    workers: &mut Workers,
+) {
+    let id = plan.threads.max(1);
+    let anchor = sp.anchor.unwrap_or_else(crate::generate::time::now);
+    let player = Player::new(sp.scenario, &plan.run_id, anchor);
+    let lane = Lane::new(player, sp.wire);
+    let events = lane.len();
+    let poll = match mio::Poll::new() {
+        Ok(p) => p,
+        Err(e) => {
+            abort.set(AbortReason::Io(format!("cannot create a poller: {e}")));
+            return;
+        }
+    };
+    match mio::Waker::new(poll.registry(), worker::WAKE) {
+        Ok(w) => cell.add_waker(Arc::new(w)),
+        Err(e) => {
+            abort.set(AbortReason::Io(format!("cannot create a waker: {e}")));
+            return;
+        }
+    }
+    let (btx, brx) = crossbeam_channel::bounded(4);
+    for _ in 0..2 {
+        let _ = btx.send((new_histogram(), new_histogram()));
+    }
+    let wp = worker::WorkerPlan {
+        wire: plan.wire.clone(),
+        id,
+        threads: plan.threads.max(1),
+        core: None,
+        addr: plan.addr,
+        conns: 1,
+        share: 0.0,
+        schedule: cell.clone(),
+        stop_after: None,
+        total: Some(events),
+        batch_events: plan.batch_events,
+        batch_bytes: plan.batch_bytes,
+        generator: Generator::new(plan.pack.program.clone(), plan.seed, &plan.run_id),
+        timeline: plan.timeline.clone(),
+        start,
+        start_wall_ns,
+        poll,
+        tx: workers.tx.clone(),
+        back: brx,
+        abort: abort.clone(),
+        timeouts: plan.timeouts,
+        request_every: None,
+        lane: Some(lane),
+    };
+    match std::thread::Builder::new()
+        .name("ingestbench-scenario".into())
+        .spawn(move || worker::run(wp))
+    {
+        Ok(h) => {
+            workers.handles.push(h);
+            workers.backs.push(btx);
+            workers.lane = Some(id);
+            workers.lane_events = events;
+        }
+        Err(e) => abort.set(AbortReason::Io(format!(
+            "cannot start the scenario thread: {e}"
+        ))),
+    }
 }
 
 /// Events the schedule asks for in second `t`, none after the window's `end`.
@@ -281,10 +387,21 @@ struct Coordinator<'a> {
     sched: Schedule,
     seq: u64,
     start: Instant,
+    /// The scenario lane's intervals, folded apart from the background's.
+    lane: Option<Merger>,
 }
 
 impl Coordinator<'_> {
     fn add(&mut self, iv: Interval, workers: &Workers) {
+        if let (Some(id), Some(m)) = (workers.lane, self.lane.as_mut())
+            && iv.worker == id
+        {
+            let (_, l, s) = m.add(iv, |_| 0.0);
+            if let Some(b) = workers.backs.get(id) {
+                let _ = b.try_send((l, s));
+            }
+            return;
+        }
         self.sched = self.cell.schedule();
         let end = self.window_end(f64::INFINITY);
         let sched = &self.sched;
@@ -373,7 +490,7 @@ impl Coordinator<'_> {
         }
     }
 
-    fn result(self, connections: usize) -> RunResult {
+    fn result(self, connections: usize, lane_events: u64) -> RunResult {
         let duration = self.start.elapsed();
         let secs = duration.as_secs_f64();
         let end = self.window_end(secs);
@@ -384,6 +501,13 @@ impl Coordinator<'_> {
         let window =
             Duration::from_secs_f64((self.sched.active(end) - self.sched.active(warm)).max(0.0));
         let drain = Duration::from_secs_f64((secs - end).max(0.0));
+        let scenario = self.lane.map(|mut l| LaneResult {
+            events: lane_events,
+            totals: l.totals,
+            latency: l.latency,
+            service: l.service,
+            account: l.agents.pop(),
+        });
         let m = self.merger;
         RunResult {
             duration,
@@ -401,6 +525,7 @@ impl Coordinator<'_> {
             paused: Duration::from_secs_f64(paused),
             control: self.cell.marks(),
             agents: m.agents,
+            scenario,
         }
     }
 }

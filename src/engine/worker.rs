@@ -22,6 +22,7 @@ use crate::adapter::hec_ack::AckTracker;
 use crate::adapter::syslog::SyslogFramer;
 use crate::adapter::{Embed, Framer, Outcome, json_escape_into};
 use crate::engine::Abort;
+use crate::engine::lane::{Lane, LaneWire};
 use crate::engine::schedule::{Schedule, ScheduleCell};
 use crate::generate::timeline::Timeline;
 use crate::generate::{EventCtx, Generator, time};
@@ -93,6 +94,9 @@ pub struct WorkerPlan {
     pub timeouts: Timeouts,
     /// This worker's share of `limits.max_requests_per_sec`: at most one request per this.
     pub request_every: Option<Duration>,
+    /// The scenario lane: this worker plays a scenario's events instead of its share of the
+    /// background schedule.
+    pub lane: Option<Lane>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -443,12 +447,29 @@ impl Worker {
 
     /// This worker's events due by `t` seconds after the start.
     fn owed_at(&self, p: &WorkerPlan, t: f64) -> u64 {
-        crate::engine::pacer::whole_events(p.share * self.sched.due(t)) as u64
+        match &p.lane {
+            Some(l) => l.owed_at(self.sched.active(t)),
+            None => crate::engine::pacer::whole_events(p.share * self.sched.due(t)) as u64,
+        }
     }
 
     /// The instant this worker's `n`-th event is due.
     fn time_of(&self, p: &WorkerPlan, n: u64) -> Option<f64> {
-        self.sched.time_for(n as f64 / p.share)
+        match &p.lane {
+            Some(l) => l.due_of(n).and_then(|a| self.sched.time_at_active(a)),
+            None => self.sched.time_for(n as f64 / p.share),
+        }
+    }
+
+    /// The most events the batch starting at this worker's next event may carry: a full
+    /// batch, or in the scenario lane what is left of the next event's stage.
+    fn batch_cap(&self, p: &WorkerPlan) -> u64 {
+        let left = self.limit.saturating_sub(self.scheduled);
+        let full = (p.batch_events as u64).min(left);
+        match &p.lane {
+            Some(l) if left > 0 => l.same_stage(self.scheduled, full),
+            _ => full,
+        }
     }
 
     fn generation_done(&self, p: &WorkerPlan, now: Instant) -> bool {
@@ -465,10 +486,7 @@ impl Worker {
         if self.scheduled >= self.limit {
             return None;
         }
-        let full = self
-            .scheduled
-            .saturating_add(p.batch_events as u64)
-            .min(self.limit);
+        let full = self.scheduled.saturating_add(self.batch_cap(p));
         let t_first = self.time_of(p, self.scheduled + 1)?;
         let t = match self.time_of(p, full) {
             Some(t_full) => t_full.min(t_first + LINGER.as_secs_f64()),
@@ -483,8 +501,7 @@ impl Worker {
         let owed = self.owed_at(p, now.duration_since(p.start).as_secs_f64());
         owed.saturating_sub(self.scheduled)
             .max(1)
-            .min(p.batch_events as u64)
-            .min(self.limit - self.scheduled)
+            .min(self.batch_cap(p))
     }
 
     fn busy(&self) -> bool {
@@ -873,24 +890,27 @@ impl Worker {
         let datagrams = matches!(self.proto, Proto::Datagram { .. });
         match &mut self.proto {
             Proto::Http { framer, gzip, .. } => {
-                let f = &**framer;
+                let batch_bytes = p.batch_bytes;
+                let (mut src, lane) = Source::of(p, self.scheduled, wall, sent_ms);
+                let f: &Framer = match &lane {
+                    Some((LaneWire::Http(v), stage)) => &v[*stage],
+                    _ => framer,
+                };
                 f.begin(&mut b.body);
                 while n < limit {
-                    let ctx = event_ctx(p, self.scheduled + n, wall, sent_ms);
+                    let seq = self.scheduled + n;
                     let before = b.body.len();
-                    f.before_event(&mut b.body, n as usize, ctx.time_ns);
+                    f.before_event(&mut b.body, n as usize, src.next(seq));
                     match f.embed {
-                        Embed::Direct => {
-                            p.generator.render(&ctx, &mut b.body);
-                        }
+                        Embed::Direct => src.render(&mut b.body),
                         Embed::JsonString => {
                             self.scratch.clear();
-                            p.generator.render(&ctx, &mut self.scratch);
+                            src.render(&mut self.scratch);
                             json_escape_into(&self.scratch, &mut b.body);
                         }
                     }
                     f.after_event(&mut b.body);
-                    if b.body.len() + 2 > p.batch_bytes && n > 0 {
+                    if b.body.len() + 2 > batch_bytes && n > 0 {
                         // Over the byte limit: this event starts the next batch.
                         b.body.truncate(before);
                         break;
@@ -908,12 +928,18 @@ impl Worker {
                 b.body.clear();
                 // Syslog has no request head: the batch is the framed messages.
                 b.head.clear();
+                let batch_bytes = p.batch_bytes;
+                let (mut src, lane) = Source::of(p, self.scheduled, wall, sent_ms);
+                let framer: &mut SyslogFramer = match lane {
+                    Some((LaneWire::Syslog(v), stage)) => &mut v[stage],
+                    _ => framer,
+                };
                 while n < limit {
-                    let ctx = event_ctx(p, self.scheduled + n, wall, sent_ms);
+                    let seq = self.scheduled + n;
                     let before = b.body.len();
-                    let generator = &mut p.generator;
-                    let fits = framer.append(ctx.time_ns, &mut b.body, &mut self.scratch, |out| {
-                        generator.render(&ctx, out);
+                    let t = src.next(seq);
+                    let fits = framer.append(t, &mut b.body, &mut self.scratch, |out| {
+                        src.render(out);
                     });
                     if !fits {
                         // Never cut a message to fit: count it (sent and failed), leave it out.
@@ -923,7 +949,7 @@ impl Worker {
                         let seq = self.scheduled + n;
                         self.account.fail(seq, seq + 1);
                         skipped += 1;
-                    } else if b.body.len() > p.batch_bytes && n > 0 {
+                    } else if b.body.len() > batch_bytes && n > 0 {
                         b.body.truncate(before);
                         break;
                     } else if datagrams {
@@ -1303,14 +1329,124 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// The context of this worker's event `seq`: its global index (workers interleave), its time.
+/// Where a batch's events come from: the background pack's generator, or the scenario
+/// lane's player (with the framer of the batch's stage). `next` prepares an event and says
+/// its time; `render` writes it.
+enum Source<'a> {
+    Pack {
+        generator: &'a mut Generator,
+        timeline: &'a Timeline,
+        threads: usize,
+        id: usize,
+        wall: i64,
+        sent_ms: Option<u64>,
+        ctx: EventCtx,
+    },
+    Lane {
+        player: &'a mut crate::scenario::play::Player,
+        agent: u32,
+        sent_ms: Option<u64>,
+        seq: u64,
+    },
+}
+
+/// The scenario lane's framers and the stage of the batch being rendered.
+type LaneFraming<'a> = Option<(&'a mut LaneWire, usize)>;
+
+impl<'a> Source<'a> {
+    /// The source of the batch whose first event is this worker's `first`, and in the
+    /// scenario lane the framers with that event's stage.
+    fn of(
+        p: &'a mut WorkerPlan,
+        first: u64,
+        wall: i64,
+        sent_ms: Option<u64>,
+    ) -> (Source<'a>, LaneFraming<'a>) {
+        let (agent, threads, id) = (p.id as u32, p.threads, p.id);
+        match p.lane.as_mut() {
+            Some(lane) => {
+                let stage = lane.stage_of(first);
+                let src = Source::Lane {
+                    player: &mut lane.player,
+                    agent,
+                    sent_ms,
+                    seq: first,
+                };
+                (src, Some((&mut lane.wire, stage)))
+            }
+            None => (
+                Source::Pack {
+                    generator: &mut p.generator,
+                    timeline: &p.timeline,
+                    threads,
+                    id,
+                    wall,
+                    sent_ms,
+                    ctx: EventCtx::default(),
+                },
+                None,
+            ),
+        }
+    }
+
+    /// Prepares this worker's event `seq` and returns its time (ns since the epoch).
+    #[inline]
+    fn next(&mut self, seq: u64) -> i64 {
+        match self {
+            Source::Pack {
+                timeline,
+                threads,
+                id,
+                wall,
+                sent_ms,
+                ctx,
+                ..
+            } => {
+                *ctx = event_ctx(timeline, *threads, *id, seq, *wall, *sent_ms);
+                ctx.time_ns
+            }
+            Source::Lane {
+                player, seq: at, ..
+            } => {
+                *at = seq;
+                player.time_ns(seq as usize)
+            }
+        }
+    }
+
+    /// Writes the prepared event.
+    #[inline]
+    fn render(&mut self, out: &mut Vec<u8>) {
+        match self {
+            Source::Pack { generator, ctx, .. } => {
+                generator.render(ctx, out);
+            }
+            Source::Lane {
+                player,
+                agent,
+                sent_ms,
+                seq,
+                ..
+            } => player.render(*seq as usize, *agent, *seq, *sent_ms, out),
+        }
+    }
+}
+
+/// The context of worker `id`'s event `seq`: its global index (workers interleave), its time.
 #[inline]
-fn event_ctx(p: &WorkerPlan, seq: u64, wall: i64, sent_ms: Option<u64>) -> EventCtx {
-    let index = seq * p.threads as u64 + p.id as u64;
+fn event_ctx(
+    timeline: &Timeline,
+    threads: usize,
+    id: usize,
+    seq: u64,
+    wall: i64,
+    sent_ms: Option<u64>,
+) -> EventCtx {
+    let index = seq * threads as u64 + id as u64;
     EventCtx {
         index,
-        time_ns: p.timeline.time_of(index, wall),
-        agent: p.id as u32,
+        time_ns: timeline.time_of(index, wall),
+        agent: id as u32,
         seq,
         sent_ms,
     }

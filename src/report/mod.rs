@@ -11,6 +11,7 @@ pub mod faults;
 pub mod hdr;
 pub mod hdr_log;
 pub mod loss;
+pub mod scenario;
 pub mod sizing;
 pub mod slo;
 pub mod text;
@@ -85,6 +86,10 @@ pub struct Report {
     /// The sizing table: one row per step of a `steps` run (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sizing: Vec<sizing::SizingRow>,
+    /// The attack scenario played beside the load (`run --scenario`): its stage events
+    /// counted apart, and its ground truth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<scenario::ScenarioReport>,
     pub slo: Vec<slo::SloResult>,
     pub aborted: Option<String>,
     /// The run's outcome: pass or fail, the exit code, and why.
@@ -710,6 +715,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         ceiling: None,
         faults: None,
         sizing: Vec::new(),
+        scenario: None,
         slo: Vec::new(),
         aborted: r.abort.as_ref().map(|a| a.to_string()),
         verdict: Verdict::default(),
@@ -731,13 +737,16 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
     rep
 }
 
-/// What each agent of the run sent and gave up, as the report's `accounting` says it.
+/// What each agent of the run sent and gave up, as the report's `accounting` says it (the
+/// scenario lane's agent among them: a store holds its events too).
 pub fn accounting(r: &RunResult, run_id: &str) -> Accounting {
+    let lane = r.scenario.as_ref().and_then(|l| l.account.as_ref());
     Accounting {
         run_id: run_id.to_string(),
         agents: r
             .agents
             .iter()
+            .chain(lane)
             .map(|a| AgentAccounting {
                 agent: a.agent,
                 events_sent: a.events_sent,

@@ -69,6 +69,9 @@ pub fn render_with(r: &Report, timeline: Timeline) -> String {
         crate::report::faults::text(&mut o, f);
     }
     crate::report::sizing::text(&mut o, &r.sizing);
+    if let Some(sc) = &r.scenario {
+        crate::report::scenario::text(&mut o, sc);
+    }
     if let Some(c) = &r.ceiling {
         crate::report::ceiling::text(&mut o, c);
     }

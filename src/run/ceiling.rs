@@ -755,6 +755,7 @@ mod tests {
             paused: Duration::ZERO,
             control: Vec::new(),
             agents: Vec::new(),
+            scenario: None,
         };
         crate::report::build(
             &r,

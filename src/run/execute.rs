@@ -13,8 +13,11 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 
 use crate::adapter::Framer;
+use crate::adapter::syslog::SyslogFramer;
 use crate::config::schema::Slo;
 use crate::config::schema::UdpOrder;
+use crate::engine::ScenarioPlan;
+use crate::engine::lane::LaneWire;
 use crate::engine::merge::SecondLog;
 use crate::engine::pacer::Profile;
 use crate::engine::schedule::Control;
@@ -30,6 +33,7 @@ use crate::report::{self, Context, Report, StoreStatus, TargetInfo, Verification
 use crate::run::error::SetupError;
 use crate::run::fault::runner::{self, Runner, Tools};
 use crate::run::plan::RunPlan;
+use crate::run::plan::ScenarioRun;
 use crate::run::store_verify;
 use crate::run::target::{self, Destination, Endpoint, Transport};
 use crate::run::{Observer, RunOutcome};
@@ -91,6 +95,10 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
     };
     let wire = wire(&plan, &endpoint)?;
     let started_wall_ns = time::now();
+    let scenario = plan
+        .scenario
+        .as_ref()
+        .map(|sr| scenario_plan(&plan, sr, &endpoint, started_wall_ns));
     let expected_events = match plan.stop {
         Stop::Total(n) => n,
         Stop::After(d) => plan.profile.cumulative(d.as_secs_f64()) as u64,
@@ -125,6 +133,7 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         pin: plan.pin,
         info: info.clone(),
         second_log,
+        scenario,
     };
     Ok(Started {
         info,
@@ -413,6 +422,91 @@ fn open_hdr_log(path: &Path, started_wall_ns: i64) -> Result<SharedHdrLog, Setup
     })
 }
 
+/// The scenario lane's accounting agent: the worker after the background's.
+fn lane_agent(p: &RunPlan) -> u32 {
+    p.threads.max(1) as u32
+}
+
+/// The scenario's time zero: its anchor, else the run's start.
+fn scenario_anchor(sr: &ScenarioRun, started_wall_ns: i64) -> i64 {
+    sr.scenario.anchor.unwrap_or(started_wall_ns)
+}
+
+/// The report's `scenario` section: the lane's counts, what the sink stored of its agent,
+/// and the ground truth of the play.
+fn scenario_report(
+    sr: &ScenarioRun,
+    lane: &crate::stats::result::LaneResult,
+    agent: u32,
+    (run_id, started_wall_ns): (&str, i64),
+    sink: Option<&SinkStats>,
+) -> report::scenario::ScenarioReport {
+    let s = &sr.scenario;
+    let order = crate::scenario::play::order(s);
+    let anchor = scenario_anchor(sr, started_wall_ns);
+    let truth = crate::scenario::truth::build(s, &order, anchor, run_id, agent);
+    let rep = report::scenario::ScenarioReport::new(&sr.file, agent, lane, truth);
+    match sink {
+        Some(st) => {
+            let a = st
+                .runs
+                .get(run_id)
+                .and_then(|r| r.agents.get(&agent.to_string()));
+            rep.with_stored(a.map_or(0, |a| a.distinct), a.map_or(0, |a| a.duplicates))
+        }
+        None => rep,
+    }
+}
+
+/// The scenario lane's framing: per stage, its source's framer (sourcetype, carrier, syslog
+/// header) with the stage's tactic and technique.
+fn scenario_plan(
+    p: &RunPlan,
+    sr: &ScenarioRun,
+    ep: &Endpoint,
+    started_wall_ns: i64,
+) -> ScenarioPlan {
+    let s = &sr.scenario;
+    let wire = match p.transport {
+        Transport::Http | Transport::Https => LaneWire::Http(
+            s.stages
+                .iter()
+                .map(|st| {
+                    let def = &s.sources[st.source].def;
+                    let f = Framer::new(
+                        &p.config.target,
+                        p.token.as_ref(),
+                        &ep.host_port,
+                        &ep.path,
+                        def.carrier,
+                        &def.sourcetype,
+                        &p.run_id,
+                    );
+                    Arc::new(f.with_attack(st.tactic, st.technique.id))
+                })
+                .collect(),
+        ),
+        Transport::SyslogTcp | Transport::SyslogTls | Transport::SyslogUdp => LaneWire::Syslog(
+            s.stages
+                .iter()
+                .map(|st| {
+                    SyslogFramer::new(
+                        p.config.target.syslog.as_ref(),
+                        &s.sources[st.source].def,
+                        &p.host,
+                        p.transport == Transport::SyslogUdp,
+                    )
+                })
+                .collect(),
+        ),
+    };
+    ScenarioPlan {
+        scenario: s.clone(),
+        anchor: Some(scenario_anchor(sr, started_wall_ns)),
+        wire,
+    }
+}
+
 /// How batches travel to `ep`.
 fn wire(p: &RunPlan, ep: &Endpoint) -> Result<WirePlan, SetupError> {
     let syslog = || {
@@ -472,6 +566,7 @@ pub fn execute(
     let mut sizing = s.sizing;
     let watcher = s.watcher;
     let tagged = s.plan.config.source.accounting;
+    let lane_agent = s.plan.scenario.as_ref().map(|_| lane_agent(&s.plan));
     let (faults, launched) = start_faults(
         &s.plan,
         control,
@@ -485,7 +580,12 @@ pub fn execute(
             snap.watched = Some(watched_now(&w.latest()));
         }
         if let Some(h) = sink.as_ref().filter(|_| tagged) {
-            let stored = stored_of(&h.stats(), &run_id, snap.cumulative.events_accepted);
+            let stored = stored_of(
+                &h.stats(),
+                &run_id,
+                snap.cumulative.events_accepted,
+                lane_agent,
+            );
             if let Some(g) = sizing.as_mut() {
                 g.stored.push((snap.elapsed_s, stored.distinct));
             }
@@ -511,10 +611,11 @@ pub fn execute(
         notes.push(format!("cannot write the HDR log to {path}: {e}"));
     }
     // Without accounting tags the sink cannot tell this run's events apart: nothing to verify.
-    let verification: Option<Verification> = sink
-        .map(|h| h.shutdown())
+    let sink_stats = sink.map(|h| h.shutdown());
+    let verification: Option<Verification> = sink_stats
+        .as_ref()
         .filter(|_| tagged)
-        .map(|st| stored_of(&st, &run_id, result.totals.events_accepted));
+        .map(|st| stored_of(st, &run_id, result.totals.events_accepted, lane_agent));
     // The stores are asked while a launched target still runs (it may be the store).
     let store_verification = s.plan.verify.as_ref().map(|vp| {
         let acc = tagged.then(|| report::accounting(&result, &run_id));
@@ -588,6 +689,15 @@ pub fn execute(
         rep.sizing = g.rows(&rep, watched_seconds.as_deref());
     }
     rep.store_verification = store_verification;
+    if let (Some(sr), Some(lane), Some(agent)) = (&p.scenario, &result.scenario, lane_agent) {
+        rep.scenario = Some(scenario_report(
+            sr,
+            lane,
+            agent,
+            (&run_id, s.started_wall_ns),
+            sink_stats.as_ref(),
+        ));
+    }
     rep.loss = report::loss::of(&rep, rep.loss.scheduled, udp_rcvbuf_drops);
     let (exit, reasons) = verdict(&rep, &result.abort, &cfg.slo);
     rep.verdict = report::Verdict {
@@ -619,14 +729,18 @@ pub fn execute(
 }
 
 /// What the sink has of this run, beside the `accepted` events the run counted.
-fn stored_of(st: &SinkStats, run_id: &str, accepted: u64) -> Stored {
+fn stored_of(st: &SinkStats, run_id: &str, accepted: u64, lane: Option<u32>) -> Stored {
     let run = st.runs.get(run_id);
-    let distinct = run.map_or(0, |r| r.distinct);
+    // The scenario lane's events are the run's too, and counted apart.
+    let apart = lane
+        .and_then(|a| run?.agents.get(&a.to_string()))
+        .map_or((0, 0, 0), |a| (a.received, a.distinct, a.duplicates));
+    let distinct = run.map_or(0, |r| r.distinct).saturating_sub(apart.1);
     Stored {
         store: "built-in sink".into(),
-        events_received: run.map_or(0, |r| r.received),
+        events_received: run.map_or(0, |r| r.received).saturating_sub(apart.0),
         distinct,
-        duplicates: run.map_or(0, |r| r.duplicates),
+        duplicates: run.map_or(0, |r| r.duplicates).saturating_sub(apart.2),
         lost_events: accepted.saturating_sub(distinct),
         ingest_lag_ms: run.and_then(|r| r.ingest_lag_ms.clone()),
     }
@@ -716,6 +830,9 @@ pub fn verdict(rep: &Report, abort: &Option<AbortReason>, slo: &Slo) -> (Exit, V
             )],
         );
     }
+    if let Some(why) = rep.scenario.as_ref().and_then(|s| s.lost_or_duplicated()) {
+        return (Exit::VerifyFailed, vec![why]);
+    }
     if let Some(v) = rep
         .store_verification
         .as_ref()
@@ -729,6 +846,14 @@ pub fn verdict(rep: &Report, abort: &Option<AbortReason>, slo: &Slo) -> (Exit, V
                 .map(|r| format!("store verification: {r}"))
                 .collect(),
         );
+    }
+    let short = rep
+        .scenario
+        .as_ref()
+        .map(|s| s.shortfalls())
+        .unwrap_or_default();
+    if !short.is_empty() {
+        return (Exit::SloBreach, short);
     }
     let b = slo::breaches(&rep.slo);
     if !b.is_empty() {

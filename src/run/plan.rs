@@ -57,6 +57,10 @@ pub struct Overrides {
     /// More to watch (`--watch pid:N`, `name:NAME`, `cgroup:PATH`), added to
     /// `observability.watch`.
     pub watch: Vec<WatchArg>,
+    /// A scenario file to play beside the background load (`--scenario`).
+    pub scenario: Option<std::path::PathBuf>,
+    /// How fast to play it (`--scenario-speed`, over the file's; default 1x).
+    pub scenario_speed: Option<String>,
 }
 
 /// One `--watch` value.
@@ -169,6 +173,15 @@ pub struct RunPlan {
     pub warnings: Vec<String>,
     /// The stores to ask what arrived once the run has ended (`verify`).
     pub verify: Option<VerifyPlan>,
+    /// The scenario played beside the background load (`--scenario`), resolved.
+    pub scenario: Option<ScenarioRun>,
+}
+
+/// A scenario resolved for a run: against the run's entity pools, its seed the file's or
+/// the run's.
+pub struct ScenarioRun {
+    pub file: String,
+    pub scenario: Arc<crate::scenario::plan::Scenario>,
 }
 
 /// `verify`, parsed: the stores in order and how long each may take to settle.
@@ -307,7 +320,7 @@ pub fn plan(
     let sp = source::source_plan(&cfg);
     let seed = cfg.seed.unwrap_or_else(source::random_seed);
     cfg.seed = Some(seed);
-    let entities = Entities::generate(seed, &sp.sizes);
+    let entities = Arc::new(Entities::generate(seed, &sp.sizes));
     let pack = pack::load_compiled(catalog, &sp.id, &sp.version, &entities, sp.accounting)
         .map_err(SetupError::Invalid)?;
     let transport = target::transport(&cfg)?;
@@ -339,6 +352,14 @@ pub fn plan(
     let watch = watch_plan(&cfg, ov);
     let faults = crate::run::fault::plan(&cfg)?;
     let verify = verify_plan(&cfg)?;
+    let scenario = scenario_plan(
+        ov,
+        catalog,
+        &entities,
+        seed,
+        (&profile, stop),
+        &mut warnings,
+    )?;
     for (key, set) in [
         (
             "max_watched_cpu_cores",
@@ -388,8 +409,64 @@ pub fn plan(
         faults,
         warnings,
         verify,
+        scenario,
         config: cfg,
     })
+}
+
+/// `--scenario`: the file read and resolved against the run's pools (its seed the file's,
+/// else the run's), and refused when it would play longer than the run lasts — its last
+/// stages would never be sent.
+fn scenario_plan(
+    ov: &Overrides,
+    catalog: &Catalog,
+    entities: &Arc<Entities>,
+    run_seed: u64,
+    (profile, stop): (&Profile, Stop),
+    warnings: &mut Vec<String>,
+) -> Result<Option<ScenarioRun>, SetupError> {
+    use crate::scenario::file::Speed;
+    let Some(path) = &ov.scenario else {
+        return Ok(None);
+    };
+    let speed = ov
+        .scenario_speed
+        .as_deref()
+        .map(Speed::parse)
+        .transpose()
+        .map_err(|e| SetupError::invalid(format!("--scenario-speed: {e}")))?;
+    let opened = crate::scenario::open(path).map_err(SetupError::Invalid)?;
+    let seed = Some(opened.def.seed.unwrap_or(run_seed));
+    let (s, w) = opened
+        .resolve(
+            catalog,
+            |_| entities.clone(),
+            seed,
+            speed,
+            Speed::Factor(1.0),
+        )
+        .map_err(SetupError::Invalid)?;
+    warnings.extend(w.into_iter().map(|w| format!("--scenario: {w}")));
+    let plays = s.speed.wall(s.span());
+    let lasts = match stop {
+        Stop::After(d) => Some(d),
+        Stop::Total(n) => profile.time_for(n as f64).map(Duration::from_secs_f64),
+    };
+    if lasts.is_none_or(|d| plays > d) {
+        let run = lasts.map_or("an unknown time".to_string(), |d| {
+            crate::scenario::plan::fmt_dur(d)
+        });
+        return Err(SetupError::invalid(format!(
+            "--scenario {}: plays for {} at speed {}, and the run's schedule lasts {run}: its last stage events would never be sent; give --scenario-speed (e.g. 60x) or a longer run",
+            path.display(),
+            crate::scenario::plan::fmt_dur(plays),
+            s.speed
+        )));
+    }
+    Ok(Some(ScenarioRun {
+        file: path.display().to_string(),
+        scenario: Arc::new(s),
+    }))
 }
 
 fn watch_plan(cfg: &Config, ov: &Overrides) -> WatchPlan {

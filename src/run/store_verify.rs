@@ -207,6 +207,7 @@ mod tests {
             paused: Duration::ZERO,
             control: Vec::new(),
             agents: Vec::new(),
+            scenario: None,
         };
         let mut rep = crate::report::build(
             &r,

@@ -28,6 +28,13 @@ pub struct Opened {
 }
 
 impl Opened {
+    /// The file's name without its directory and extension, the scenario's name by default.
+    fn stem(&self) -> String {
+        Path::new(&self.file)
+            .file_stem()
+            .map_or_else(|| "scenario".into(), |s| s.to_string_lossy().into_owned())
+    }
+
     /// `file:line:column: path: message`.
     pub fn located(&self, (path, msg): &(String, String)) -> String {
         crate::pack::located(&self.file, &self.reader, path, None, msg)
@@ -48,7 +55,9 @@ impl Opened {
             .or(self.def.seed)
             .unwrap_or_else(crate::run::source::random_seed);
         let pools = entities(seed);
-        match plan::resolve(&self.def, catalog, pools, seed, speed, default_speed) {
+        let mut def = self.def.clone();
+        def.name.get_or_insert_with(|| self.stem());
+        match plan::resolve(&def, catalog, pools, seed, speed, default_speed) {
             Ok((s, w)) => Ok((s, w.iter().map(|p| self.located(p)).collect())),
             Err(e) => Err(e.iter().map(|p| self.located(p)).collect()),
         }

@@ -112,6 +112,11 @@ impl Player {
         self.scenario.speed.wall(self.order[n].at)
     }
 
+    /// The time of event `n` (the anchor plus its scenario time), ns since the epoch.
+    pub fn time_ns(&self, n: usize) -> UnixNs {
+        self.anchor + self.order[n].at.as_nanos() as i64
+    }
+
     /// The source (index into the scenario's sources) of event `n`.
     pub fn source_of(&self, n: usize) -> usize {
         self.scenario.stages[usize::from(self.order[n].stage)].source
@@ -132,7 +137,7 @@ impl Player {
         let c = &st.candidates[candidate(s, &p)];
         let ctx = EventCtx {
             index: n as u64,
-            time_ns: self.anchor + p.at.as_nanos() as i64,
+            time_ns: self.time_ns(n),
             agent,
             seq,
             sent_ms,

@@ -123,4 +123,18 @@ pub struct RunResult {
     pub control: Vec<ControlMark>,
     /// Per agent (worker): the seqs its events carried and which were given up.
     pub agents: Vec<AgentAccount>,
+    /// The scenario lane's own measurements (`run --scenario`), apart from the background's.
+    pub scenario: Option<LaneResult>,
+}
+
+/// What the scenario lane did: its stage events, counted apart from the background load.
+#[derive(Clone, Debug)]
+pub struct LaneResult {
+    /// Stage events in the scenario (its whole schedule).
+    pub events: u64,
+    pub totals: Counters,
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+    /// Its accounting agent, with the seqs its events carried.
+    pub account: Option<AgentAccount>,
 }
