@@ -531,6 +531,26 @@ mod tests {
     }
 
     #[test]
+    fn a_scenario_stage_adds_its_tactic_and_technique_to_hec_fields() {
+        let t = target("{ adapter: generic-hec, url: \"http://127.0.0.1:1\" }");
+        let f = Framer::new(&t, None, "h", "", Carrier::Json, "okta", "r-9")
+            .with_attack("TA0001", "T1078");
+        let body = batch(&f, &[b"{\"a\":1}"]);
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            v["fields"],
+            serde_json::json!({"ingestbench_run": "r-9", "ingestbench_tactic": "TA0001", "ingestbench_technique": "T1078"})
+        );
+        assert_eq!(v["sourcetype"], "okta");
+        // lphc has no envelope: the event's tag carries them.
+        let t = target("{ adapter: lphc, url: \"http://127.0.0.1:1/ingest\" }");
+        let plain = Framer::new(&t, None, "h", "/ingest", Carrier::Json, "x", "r");
+        let staged = Framer::new(&t, None, "h", "/ingest", Carrier::Json, "x", "r")
+            .with_attack("TA0001", "T1078");
+        assert_eq!(batch(&plain, &[b"{}"]), batch(&staged, &[b"{}"]));
+    }
+
+    #[test]
     fn hec_raw_and_strings() {
         let t = target(
             "{ adapter: generic-hec, url: \"http://127.0.0.1:1\", hec: { endpoint: raw, index: \"my idx\" } }",
