@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crate::exit::Exit;
 use crate::generate::{EventCtx, Generator};
 use crate::pack::entities::{Entities, Sizes};
-use crate::pack::load::Carrier;
+use crate::pack::load::{Carrier, Role};
 use crate::pack::{self, Catalog, PackSource};
 
 #[derive(FromArgs)]
@@ -192,8 +192,11 @@ fn show(a: ShowArgs) -> Exit {
     ));
     let events = &compiled.program.events;
     let total: u64 = events.iter().map(|e| u64::from(e.weight)).sum();
-    super::out("\nevent types (weight, share, ATT&CK, fields):");
-    for e in events {
+    if let Some(os) = d.host_os {
+        super::out(&format!("  hosts: {os}"));
+    }
+    super::out("\nevent types (weight, share, ATT&CK, fields, scenario roles):");
+    for (i, e) in events.iter().enumerate() {
         let share = 100.0 * f64::from(e.weight) / total.max(1) as f64;
         let mitre = if e.mitre.is_empty() {
             "-".to_string()
@@ -205,6 +208,20 @@ fn show(a: ShowArgs) -> Exit {
             e.name, e.weight, share
         ));
         super::out(&format!("      {}", e.slot_names.join(" ")));
+        let roles: Vec<String> = Role::NAMES
+            .iter()
+            .filter_map(|n| {
+                let role = Role::parse(n).ok()?;
+                let f = d.role_field(i, role)?;
+                e.slot_names
+                    .iter()
+                    .any(|s| s == f)
+                    .then(|| format!("{n}={f}"))
+            })
+            .collect();
+        if !roles.is_empty() {
+            super::out(&format!("      roles: {}", roles.join(" ")));
+        }
     }
     let json = d.carrier == Carrier::Json;
     let mut g = Generator::new(compiled.program.clone(), 1, "r-sample");
