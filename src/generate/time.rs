@@ -36,6 +36,8 @@ pub enum TsFormat {
     Panos,
     /// `Mar 14 2025 09:21:07`
     Cef,
+    /// `Mar 14, 2025 9:21:07 AM` (Java's medium date-time style; IAM `createDate` in CloudTrail)
+    JavaMedium,
 }
 
 impl TsFormat {
@@ -52,8 +54,9 @@ impl TsFormat {
         "rfc3164",
         "panos",
         "cef",
+        "java_medium",
     ];
-    const ALL: [TsFormat; 12] = [
+    const ALL: [TsFormat; 13] = [
         TsFormat::Rfc3339,
         TsFormat::Rfc3339Ms,
         TsFormat::Rfc3339Us,
@@ -66,6 +69,7 @@ impl TsFormat {
         TsFormat::Rfc3164,
         TsFormat::Panos,
         TsFormat::Cef,
+        TsFormat::JavaMedium,
     ];
 
     pub fn parse(s: &str) -> Option<TsFormat> {
@@ -151,6 +155,7 @@ impl TsWriter {
                 out.push(b'.');
                 return write_u64_padded(nanos / 1_000_000, 3, out);
             }
+            TsFormat::JavaMedium => return write_java_medium(sec, out),
             _ => {}
         }
         if sec != self.cached_sec {
@@ -248,6 +253,26 @@ impl TsWriter {
     }
 }
 
+/// `Mar 14, 2025 9:21:07 AM`: the hour is 12-hour and unpadded, so the per-second prefix cache
+/// does not apply (the format is rare: IAM responses in CloudTrail).
+fn write_java_medium(sec: i64, out: &mut Vec<u8>) {
+    let (y, m, d) = civil_from_days(sec.div_euclid(86_400));
+    let sod = sec.rem_euclid(86_400) as u64;
+    let (hh, mm, ss) = (sod / 3600, sod / 60 % 60, sod % 60);
+    out.put_slice(MONTHS[(m - 1) as usize]);
+    out.push(b' ');
+    write_u64(u64::from(d), out);
+    out.put_slice(b", ");
+    write_u64_padded(y.clamp(0, 9999) as u64, 4, out);
+    out.push(b' ');
+    write_u64(if hh % 12 == 0 { 12 } else { hh % 12 }, out);
+    out.push(b':');
+    write_u64_padded(mm, 2, out);
+    out.push(b':');
+    write_u64_padded(ss, 2, out);
+    out.put_slice(if hh < 12 { b" AM" } else { b" PM" });
+}
+
 /// Parses an RFC 3339 time (`2026-01-05T00:00:00Z`, fractions and offsets allowed).
 pub fn parse_rfc3339(s: &str) -> Option<UnixNs> {
     let t = humantime::parse_rfc3339_weak(s).ok()?;
@@ -292,6 +317,7 @@ mod tests {
             (TsFormat::Rfc3164, "Mar 14 09:21:07"),
             (TsFormat::Panos, "2025/03/14 09:21:07"),
             (TsFormat::Cef, "Mar 14 2025 09:21:07"),
+            (TsFormat::JavaMedium, "Mar 14, 2025 9:21:07 AM"),
         ];
         for (f, w) in want {
             assert_eq!(fmt(f, T), w, "{}", f.name());
@@ -300,6 +326,17 @@ mod tests {
         assert_eq!(
             fmt(TsFormat::Rfc3164, 1_741_000_000 * NS_PER_SEC),
             "Mar  3 11:06:40"
+        );
+        // 2025-03-03T00:06:40Z and 2025-03-03T13:06:40Z: midnight and noon hours are 12.
+        let t = 1_740_960_400 * NS_PER_SEC;
+        assert_eq!(fmt(TsFormat::JavaMedium, t), "Mar 3, 2025 12:06:40 AM");
+        assert_eq!(
+            fmt(TsFormat::JavaMedium, t + 13 * 3600 * NS_PER_SEC),
+            "Mar 3, 2025 1:06:40 PM"
+        );
+        assert_eq!(
+            fmt(TsFormat::JavaMedium, t + 12 * 3600 * NS_PER_SEC),
+            "Mar 3, 2025 12:06:40 PM"
         );
     }
 
