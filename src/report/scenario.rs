@@ -23,6 +23,8 @@ pub struct ScenarioReport {
     pub events_failed: u64,
     /// Due but never sent (the run ended or stopped first).
     pub events_not_sent: u64,
+    /// HEC `ack: true`: its batches accepted with an ackId never confirmed as indexed.
+    pub acks_pending: u64,
     /// What the built-in sink holds of them (absent for other targets).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stored: Option<StageStored>,
@@ -50,6 +52,7 @@ impl ScenarioReport {
             events_accepted: t.events_accepted,
             events_failed: t.events_failed,
             events_not_sent: lane.events.saturating_sub(t.events_sent),
+            acks_pending: t.acks_pending,
             stored: None,
             latency_ms: super::percentiles(&lane.latency),
             truth,
@@ -75,6 +78,12 @@ impl ScenarioReport {
             v.push(format!(
                 "scenario: {missing} of {} stage events were not accepted ({} failed, {} never sent)",
                 self.events, self.events_failed, self.events_not_sent
+            ));
+        }
+        if self.acks_pending > 0 {
+            v.push(format!(
+                "scenario: {} stage batches accepted were never acknowledged as indexed",
+                self.acks_pending
             ));
         }
         v
@@ -151,6 +160,7 @@ mod tests {
             events_accepted: accepted,
             events_failed: sent - accepted,
             events_not_sent: events - sent,
+            acks_pending: 0,
             stored: None,
             latency_ms: Default::default(),
             truth: crate::scenario::truth::Truth {
@@ -178,6 +188,9 @@ mod tests {
             short,
             ["scenario: 10 of 70 stage events were not accepted (5 failed, 5 never sent)"]
         );
+        let mut unacked = report(70, 70, 70);
+        unacked.acks_pending = 2;
+        assert_eq!(unacked.shortfalls().len(), 1);
         assert!(report(70, 70, 70).lost_or_duplicated().is_none());
         let stored = report(70, 70, 70).with_stored(68, 1);
         assert_eq!(stored.stored.as_ref().map(|s| s.lost), Some(2));
