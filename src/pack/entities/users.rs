@@ -1,0 +1,309 @@
+//! The user pool: first/last name tables, the browser user agents, and the generator that turns
+//! them into logins (`pnatarajan`, `pnatarajan2` …), UPNs, SIDs under one domain SID per seed,
+//! Linux uids, Entra/Okta ids, a usual user agent and an office or home egress address.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use super::rng::{Gen, ip4, kind_key, perm48, push_hex, push_ipv4, push_uuid};
+use super::{EntityKind, Pool};
+
+#[rustfmt::skip]
+const FIRST_NAMES: &[&str] = &[
+    "Priya", "Aarav", "Aisha", "Ahmed", "Akira", "Alejandro", "Alexander", "Alice", "Amara", "Amir",
+    "Ana", "Andrea", "Andrew", "Anil", "Anjali", "Anna", "Anthony", "Antoine", "Aoife", "Arjun",
+    "Astrid", "Aylin", "Ayesha", "Beatriz", "Benjamin", "Bilal", "Bogdan", "Brian", "Camila",
+    "Camille", "Carlos", "Caroline", "Catherine", "Chiamaka", "Chiara", "Chloe", "Christopher",
+    "Ciaran", "Claire", "Daniel", "Daniela", "David", "Declan", "Deepa", "Diego", "Dmitri", "Elena",
+    "Elif", "Elizabeth", "Emeka", "Emily", "Emma", "Emre", "Erik", "Ethan", "Ewa", "Farah",
+    "Fatima", "Felipe", "Fernando", "Fiona", "Francesca", "Freya", "Gabriel", "Giulia", "Grace",
+    "Gustavo", "Hamza", "Hannah", "Haruto", "Hassan", "Hiroshi", "Hugo", "Hyun", "Ibrahim", "Ines",
+    "Ingrid", "Isabel", "Ivan", "Jacob", "James", "Jasmine", "Javier", "Jennifer", "Jessica",
+    "Jiwoo", "Joao", "John", "Jonas", "Jonathan", "Jose", "Joseph", "Julia", "Juliana", "Kaito",
+    "Karen", "Karim", "Katarzyna", "Katharina", "Kavya", "Kenji", "Kevin", "Kofi", "Kwame", "Lars",
+    "Laura", "Layla", "Leila", "Lena", "Lerato", "Liam", "Linh", "Lorenzo", "Louise", "Lucas",
+    "Lucia", "Luis", "Lukas", "Magnus", "Mai", "Malik", "Manuel", "Maria", "Mariam", "Mark",
+    "Marta", "Mateo", "Mateus", "Matteo", "Matthew", "Mehmet", "Mei", "Mia", "Michael", "Minjun",
+    "Mohammed", "Mustafa", "Nadia", "Naomi", "Nathan", "Neha", "Ngozi", "Niamh", "Nikhil", "Nina",
+    "Noah", "Olga", "Oliver", "Olivia", "Olumide", "Omar", "Oscar", "Pablo", "Parisa", "Patrick",
+    "Paul", "Pedro", "Piotr", "Pooja", "Quang", "Rachel", "Rafael", "Rahul", "Rajesh", "Ravi",
+    "Rebecca", "Reza", "Ricardo", "Robert", "Rohan", "Rosa", "Ryan", "Sakura", "Samuel", "Sara",
+    "Sarah", "Sean", "Sebastian", "Seojun", "Sergei", "Shreya", "Siddharth", "Sofia", "Sophie",
+    "Stefan", "Steven", "Sunil", "Sven", "Takumi", "Tamar", "Tariq", "Thabo", "Thanh", "Thomas",
+    "Tomasz", "Tuan", "Valentina", "Victor", "Vikram", "Wei", "William", "Xin", "Yara", "Yasmin",
+    "Yuki", "Yusuf", "Zainab", "Zeynep", "Zoe",
+];
+
+#[rustfmt::skip]
+const LAST_NAMES: &[&str] = &[
+    "Natarajan", "Smith", "Johnson", "Williams", "Brown", "Jones", "Garcia", "Miller", "Davis",
+    "Rodriguez", "Martinez", "Hernandez", "Lopez", "Gonzalez", "Wilson", "Anderson", "Thomas",
+    "Taylor", "Moore", "Jackson", "Martin", "Lee", "Perez", "Thompson", "White", "Harris",
+    "Sanchez", "Clark", "Ramirez", "Lewis", "Robinson", "Walker", "Young", "Allen", "King",
+    "Wright", "Scott", "Torres", "Nguyen", "Hill", "Flores", "Green", "Adams", "Nelson", "Baker",
+    "Hall", "Rivera", "Campbell", "Mitchell", "Carter", "Roberts", "Patel", "Shah", "Sharma",
+    "Gupta", "Iyer", "Reddy", "Kumar", "Singh", "Mehta", "Rao", "Krishnan", "Menon", "Chatterjee",
+    "Banerjee", "Desai", "Joshi", "Kapoor", "Chen", "Wang", "Zhang", "Liu", "Yang", "Huang", "Zhao",
+    "Wu", "Zhou", "Xu", "Sun", "Lin", "Tanaka", "Suzuki", "Takahashi", "Watanabe", "Ito",
+    "Yamamoto", "Nakamura", "Kobayashi", "Sato", "Kim", "Park", "Choi", "Jung", "Kang", "Cho",
+    "Tran", "Pham", "Hoang", "Vu", "Khan", "Ahmed", "Ali", "Hussain", "Rahman", "Hassan", "Ibrahim",
+    "Mahmoud", "Haddad", "Nasser", "Okafor", "Okonkwo", "Adeyemi", "Mensah", "Osei", "Nkosi",
+    "Dlamini", "Mwangi", "Kariuki", "Abebe", "Muller", "Schmidt", "Schneider", "Fischer", "Weber",
+    "Meyer", "Wagner", "Becker", "Hoffmann", "Schulz", "Dubois", "Moreau", "Laurent", "Lefebvre",
+    "Bernard", "Rossi", "Russo", "Ferrari", "Esposito", "Bianchi", "Romano", "Costa", "Silva",
+    "Santos", "Oliveira", "Souza", "Pereira", "Almeida", "Ferreira", "Carvalho", "Kowalski",
+    "Nowak", "Wisniewski", "Wojcik", "Ivanov", "Petrov", "Smirnov", "Popov", "Volkov", "Novak",
+    "Horvat", "Kovacs", "Nagy", "Andersson", "Johansson", "Karlsson", "Nilsson", "Larsen", "Hansen",
+    "Jensen", "Nielsen", "Olsen", "Berg", "Virtanen", "Korhonen", "Murphy", "Kelly", "Byrne",
+    "Walsh", "Yilmaz", "Kaya", "Demir", "Celik", "Sahin", "Cohen", "Levi", "Friedman", "Mizrahi",
+    "Hosseini", "Rezaei", "Karimi", "Mohammadi", "Fernandez", "Gomez", "Diaz", "Morales", "Ortiz",
+    "Castillo", "Vargas", "Romero", "Alvarez", "Mendoza", "Ruiz", "Herrera", "Medina", "Aguilar",
+    "Jimenez", "Moreno", "Gutierrez", "Chavez", "Ramos",
+];
+
+/// Browser user agents of early/mid 2025, with a corporate Windows-heavy mix.
+#[rustfmt::skip]
+const USER_AGENTS: &[(u32, &str)] = &[
+    (14, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36"),
+    (12, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/135.0.0.0 Safari/537.36"),
+    (6, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/134.0.0.0 Safari/537.36"),
+    (14, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36 Edg/136.0.0.0"),
+    (11, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/135.0.0.0 Safari/537.36 Edg/135.0.0.0"),
+    (5, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/134.0.0.0 Safari/537.36 Edg/134.0.0.0"),
+    (4, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:138.0) Gecko/20100101 Firefox/138.0"),
+    (3, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:137.0) Gecko/20100101 Firefox/137.0"),
+    (1, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0"),
+    (7, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36"),
+    (5, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/135.0.0.0 Safari/537.36"),
+    (6, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.4 Safari/605.1.15"),
+    (4, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.3.1 Safari/605.1.15"),
+    (2, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10.15; rv:138.0) Gecko/20100101 Firefox/138.0"),
+    (2, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36 Edg/136.0.0.0"),
+];
+
+/// Share of users whose usual egress is an office address (the rest sign in from home).
+const OFFICE_PERCENT: u64 = 85;
+/// How the office users spread over the 2-4 office egress addresses.
+const OFFICE_WEIGHTS: [u32; 4] = [55, 28, 11, 6];
+
+pub(super) fn gen_users(seed: u64, n: usize) -> Pool {
+    let key = kind_key(seed, EntityKind::User);
+    let mut pg = Gen::pool(key);
+
+    // One domain SID per seed: S-1-5-21-a-b-c with three random 32-bit sub-authorities.
+    let sid_prefix = format!(
+        "S-1-5-21-{}-{}-{}-",
+        pg.range(100_000_000, 4_294_967_295),
+        pg.range(100_000_000, 4_294_967_295),
+        pg.range(100_000_000, 4_294_967_295)
+    );
+    // 2-4 office egress addresses in 198.51.100.0/24.
+    let office_count = pg.range(2, 4) as usize;
+    let mut offices: Vec<u32> = Vec::with_capacity(office_count);
+    while offices.len() < office_count {
+        let ip = ip4(198, 51, 100, pg.range(2, 126) as u8);
+        if !offices.contains(&ip) {
+            offices.push(ip);
+        }
+    }
+    let puid_key = pg.next();
+
+    let mut pool = Pool::new(
+        EntityKind::User,
+        n,
+        &[10, 22, 14, 6, 7, 4, 16, 46, 4, 36, 16, 20, 110, 13],
+    );
+    // Base login → how many users have taken it so far. Bases hold no digits, so `base` plus a
+    // counter never equals another user's login.
+    let mut taken: HashMap<String, u32> = HashMap::new();
+    let mut base = String::new();
+    let mut name = String::new();
+    const OKTA_ALPHABET: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+    for i in 0..n {
+        let mut g = Gen::entity(key, i);
+        let first = *g.pick(FIRST_NAMES);
+        let last = *g.pick(LAST_NAMES);
+
+        base.clear();
+        base.extend(first.chars().take(1).map(|c| c.to_ascii_lowercase()));
+        base.extend(last.chars().map(|c| c.to_ascii_lowercase()));
+        let count = match taken.get_mut(base.as_str()) {
+            Some(c) => {
+                *c += 1;
+                *c
+            }
+            None => {
+                taken.insert(base.clone(), 1);
+                1
+            }
+        };
+        name.clear();
+        name.push_str(&base);
+        if count > 1 {
+            let _ = write!(name, "{count}");
+        }
+
+        let c = &mut pool.cols;
+        c[0].push(&name);
+        let _ = write!(c[1].data, "{name}@example.com");
+        c[1].end();
+        let _ = write!(c[2].data, "{first} {last}");
+        c[2].end();
+        c[3].push(first);
+        c[4].push(last);
+        c[5].push("CORP");
+        c[6].push("corp.example.com");
+        // RIDs start at 1103 and climb with small gaps (deleted accounts, groups, computers).
+        let rid = 1103 + 3 * i as u64 + g.below(3);
+        let _ = write!(c[7].data, "{sid_prefix}{rid}");
+        c[7].end();
+        let _ = write!(c[8].data, "{}", 1000 + i as u64);
+        c[8].end();
+        push_uuid(&mut c[9].data, &mut g);
+        c[9].end();
+        c[10].data.push_str("1003");
+        push_hex(&mut c[10].data, perm48(i as u64, puid_key), 12, true);
+        c[10].end();
+        c[11].data.push_str("00u");
+        for _ in 0..17 {
+            c[11].data.push(*g.pick(OKTA_ALPHABET) as char);
+        }
+        c[11].end();
+        let ua = USER_AGENTS[g.weighted(USER_AGENTS, |u| u.0)].1;
+        c[12].push(ua);
+        let egress = if g.percent(OFFICE_PERCENT) {
+            offices[g.weighted(&OFFICE_WEIGHTS[..office_count], |w| *w)]
+        } else {
+            ip4(192, 0, 2, g.range(1, 254) as u8)
+        };
+        push_ipv4(&mut c[13].data, egress);
+        c[13].end();
+    }
+    pool.check_complete();
+    pool
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+    use std::net::Ipv4Addr;
+
+    use super::super::test_support::*;
+    use super::super::{Entities, Sizes};
+    use super::*;
+
+    #[test]
+    fn name_tables_are_clean() {
+        assert!(FIRST_NAMES.len() >= 150 && LAST_NAMES.len() >= 150);
+        for n in FIRST_NAMES.iter().chain(LAST_NAMES) {
+            assert!(
+                n.len() >= 2 && n.bytes().all(|b| b.is_ascii_alphabetic()),
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn user_names_collide_into_digits() {
+        let users = Entities::generate(
+            3,
+            &Sizes {
+                user: 30_000,
+                ..Sizes::default()
+            },
+        );
+        let users = users.pool(EntityKind::User);
+        assert_unique(users, "name");
+        let names = column(users, "name");
+        assert!(
+            names.iter().any(|n| n.ends_with('2')),
+            "no collision was numbered"
+        );
+        for (i, n) in names.iter().enumerate() {
+            let first = users.get(i, 3).to_ascii_lowercase();
+            let last = users.get(i, 4).to_ascii_lowercase();
+            let base = format!("{}{last}", &first[..1]);
+            let suffix = n
+                .strip_prefix(&base)
+                .unwrap_or_else(|| panic!("{n} vs {base}"));
+            assert!(
+                suffix.is_empty() || (suffix.parse::<u32>().unwrap() >= 2),
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn user_formats() {
+        let e = Entities::generate(17, &sizes(2000));
+        let u = e.pool(EntityKind::User);
+        let sid0 = u.get(0, 7).rsplit_once('-').unwrap().0.to_string();
+        let mut offices = HashSet::new();
+        let mut office_users = 0;
+        let mut uas = HashSet::new();
+        for i in 0..u.len() {
+            let name = u.get(i, 0);
+            assert!(
+                name.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()),
+                "{name}"
+            );
+            assert_eq!(u.get(i, 1), format!("{name}@example.com"));
+            assert_eq!(u.get(i, 2), format!("{} {}", u.get(i, 3), u.get(i, 4)));
+            assert_eq!(u.get(i, 5), "CORP");
+            assert_eq!(u.get(i, 6), "corp.example.com");
+            // S-1-5-21-<a>-<b>-<c>-<rid>, one domain per seed.
+            let sid = u.get(i, 7);
+            let parts: Vec<&str> = sid.split('-').collect();
+            assert_eq!(&parts[..4], &["S", "1", "5", "21"], "{sid}");
+            assert_eq!(parts.len(), 8, "{sid}");
+            assert!(
+                parts[4..]
+                    .iter()
+                    .all(|p| !p.is_empty() && p.parse::<u32>().is_ok()),
+                "{sid}"
+            );
+            assert!(sid.starts_with(&sid0));
+            let rid: u64 = parts[7].parse().unwrap();
+            assert!(rid >= 1100, "{sid}");
+            assert_eq!(u.get(i, 8).parse::<usize>().unwrap(), 1000 + i);
+            assert!(is_uuid_v4(u.get(i, 9)), "{}", u.get(i, 9));
+            let puid = u.get(i, 10);
+            assert!(is_hex(puid, 16, true) && puid.starts_with("1003"), "{puid}");
+            let okta = u.get(i, 11);
+            assert_eq!(okta.len(), 20);
+            assert!(okta.starts_with("00u") && okta.bytes().all(|b| b.is_ascii_alphanumeric()));
+            let ua = u.get(i, 12);
+            assert!(
+                ua.starts_with("Mozilla/5.0 (Windows NT 10.0")
+                    || ua.starts_with("Mozilla/5.0 (Macintosh")
+            );
+            uas.insert(ua);
+            let egress = u.get(i, 13);
+            if egress.starts_with("198.51.100.") {
+                offices.insert(egress);
+                office_users += 1;
+            }
+        }
+        assert!((2..=4).contains(&offices.len()), "{offices:?}");
+        assert!((1500..1900).contains(&office_users), "{office_users}");
+        assert!(uas.len() >= 8);
+        // Stable per user: the same entity has the same UA and egress in a bigger pool.
+        let big = Entities::generate(17, &sizes(2500));
+        assert_eq!(big.pool(EntityKind::User).get(5, 12), u.get(5, 12));
+    }
+
+    #[test]
+    fn users_egress_from_documentation_space() {
+        let e = Entities::generate(13, &sizes(5000));
+        let users = e.pool(EntityKind::User);
+        for i in 0..users.len() {
+            let ip: Ipv4Addr = users.get(i, 13).parse().unwrap();
+            assert!(
+                in_net(ip, [198, 51, 100, 0], 24) || in_net(ip, [192, 0, 2, 0], 24),
+                "{ip}"
+            );
+        }
+    }
+}
