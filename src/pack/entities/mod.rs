@@ -68,6 +68,11 @@ const USER_ATTRS: &[&str] = &[
     "okta_id",
     "ua",
     "egress_ip",
+    "ua_browser",
+    "ua_os",
+    "ua_browser_m365",
+    "ua_os_m365",
+    "ua_platform_m365",
 ];
 const HOST_ATTRS: &[&str] = &["name", "lname", "fqdn", "ip", "mac", "aid", "os", "guid"];
 const PROCESS_ATTRS: &[&str] = &[
@@ -342,7 +347,7 @@ mod tests {
             s.set(k, 7 + i);
             assert_eq!(s.get(k), 7 + i);
         }
-        assert_eq!(EntityKind::User.attributes().len(), 14);
+        assert_eq!(EntityKind::User.attributes().len(), 19);
         assert_eq!(EntityKind::Host.attributes().len(), 8);
         assert_eq!(EntityKind::Process.attributes().len(), 8);
         assert_eq!(EntityKind::Ip.attributes().len(), 8);

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::rng::{Gen, ip4, kind_key, perm48, push_hex, push_ipv4, push_uuid};
-use super::{EntityKind, Pool};
+use super::{Column, EntityKind, Pool};
 
 #[rustfmt::skip]
 const FIRST_NAMES: &[&str] = &[
@@ -61,25 +61,121 @@ const LAST_NAMES: &[&str] = &[
     "Jimenez", "Moreno", "Gutierrez", "Chavez", "Ramos",
 ];
 
+/// A browser family, spelled the way each source's user-agent parser names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Browser {
+    Chrome,
+    Edge,
+    Firefox,
+    Safari,
+}
+
+impl Browser {
+    /// Okta `client.userAgent.browser`.
+    fn okta(self) -> &'static str {
+        match self {
+            Browser::Chrome => "CHROME",
+            Browser::Edge => "EDGE",
+            Browser::Firefox => "FIREFOX",
+            Browser::Safari => "SAFARI",
+        }
+    }
+
+    /// Entra / M365 `DeviceProperties` `BrowserType`, SharePoint `BrowserName`.
+    fn m365(self) -> &'static str {
+        match self {
+            Browser::Chrome => "Chrome",
+            Browser::Edge => "Edge",
+            Browser::Firefox => "Firefox",
+            Browser::Safari => "Safari",
+        }
+    }
+}
+
+/// The desktop operating system a user agent names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Os {
+    /// `Windows NT 10.0` (Windows 10 and 11 send the same token).
+    Windows,
+    /// `Macintosh; Intel Mac OS X 10_15_7` (frozen at 10.15.7 by the browsers).
+    Mac,
+}
+
+impl Os {
+    /// Okta `client.userAgent.os`.
+    fn okta(self) -> &'static str {
+        match self {
+            Os::Windows => "Windows 10",
+            Os::Mac => "Mac OS X",
+        }
+    }
+
+    /// Entra / M365 `DeviceProperties` `OS`.
+    fn m365(self) -> &'static str {
+        match self {
+            Os::Windows => "Windows10",
+            Os::Mac => "MacOs",
+        }
+    }
+
+    /// SharePoint `Platform`.
+    fn m365_platform(self) -> &'static str {
+        match self {
+            Os::Windows => "WinDesktop",
+            Os::Mac => "MacDesktop",
+        }
+    }
+}
+
+/// One browser user agent with its parsed parts, so a source's parsed fields and the raw
+/// string always come from the same row.
+struct UserAgent {
+    weight: u32,
+    browser: Browser,
+    os: Os,
+    raw: &'static str,
+}
+
+const fn ua(weight: u32, browser: Browser, os: Os, raw: &'static str) -> UserAgent {
+    UserAgent {
+        weight,
+        browser,
+        os,
+        raw,
+    }
+}
+
+use Browser::{Chrome, Edge, Firefox, Safari};
+use Os::{Mac, Windows};
+
 /// Browser user agents of early/mid 2025, with a corporate Windows-heavy mix.
 #[rustfmt::skip]
-const USER_AGENTS: &[(u32, &str)] = &[
-    (14, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36"),
-    (12, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/135.0.0.0 Safari/537.36"),
-    (6, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/134.0.0.0 Safari/537.36"),
-    (14, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36 Edg/136.0.0.0"),
-    (11, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/135.0.0.0 Safari/537.36 Edg/135.0.0.0"),
-    (5, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/134.0.0.0 Safari/537.36 Edg/134.0.0.0"),
-    (4, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:138.0) Gecko/20100101 Firefox/138.0"),
-    (3, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:137.0) Gecko/20100101 Firefox/137.0"),
-    (1, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0"),
-    (7, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36"),
-    (5, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/135.0.0.0 Safari/537.36"),
-    (6, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.4 Safari/605.1.15"),
-    (4, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.3.1 Safari/605.1.15"),
-    (2, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10.15; rv:138.0) Gecko/20100101 Firefox/138.0"),
-    (2, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36 Edg/136.0.0.0"),
+const USER_AGENTS: &[UserAgent] = &[
+    ua(14, Chrome, Windows, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36"),
+    ua(12, Chrome, Windows, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/135.0.0.0 Safari/537.36"),
+    ua(6, Chrome, Windows, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/134.0.0.0 Safari/537.36"),
+    ua(14, Edge, Windows, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36 Edg/136.0.0.0"),
+    ua(11, Edge, Windows, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/135.0.0.0 Safari/537.36 Edg/135.0.0.0"),
+    ua(5, Edge, Windows, "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/134.0.0.0 Safari/537.36 Edg/134.0.0.0"),
+    ua(4, Firefox, Windows, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:138.0) Gecko/20100101 Firefox/138.0"),
+    ua(3, Firefox, Windows, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:137.0) Gecko/20100101 Firefox/137.0"),
+    ua(1, Firefox, Windows, "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:128.0) Gecko/20100101 Firefox/128.0"),
+    ua(7, Chrome, Mac, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36"),
+    ua(5, Chrome, Mac, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/135.0.0.0 Safari/537.36"),
+    ua(6, Safari, Mac, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.4 Safari/605.1.15"),
+    ua(4, Safari, Mac, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.3.1 Safari/605.1.15"),
+    ua(2, Firefox, Mac, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10.15; rv:138.0) Gecko/20100101 Firefox/138.0"),
+    ua(2, Edge, Mac, "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/136.0.0.0 Safari/537.36 Edg/136.0.0.0"),
 ];
+
+/// Writes a user agent's parsed parts, in `USER_ATTRS` order from `ua_browser` on.
+fn push_ua_parts(cols: &mut [Column], agent: &UserAgent) {
+    cols[0].push(agent.browser.okta());
+    cols[1].push(agent.os.okta());
+    cols[2].push(agent.browser.m365());
+    cols[3].push(agent.os.m365());
+    cols[4].push(agent.os.m365_platform());
+}
 
 /// Share of users whose usual egress is an office address (the rest sign in from home).
 const OFFICE_PERCENT: u64 = 85;
@@ -111,7 +207,9 @@ pub(super) fn gen_users(seed: u64, n: usize) -> Pool {
     let mut pool = Pool::new(
         EntityKind::User,
         n,
-        &[10, 22, 14, 6, 7, 4, 16, 46, 4, 36, 16, 20, 110, 13],
+        &[
+            10, 22, 14, 6, 7, 4, 16, 46, 4, 36, 16, 20, 110, 13, 6, 10, 6, 9, 10,
+        ],
     );
     // Base login → how many users have taken it so far. Bases hold no digits, so `base` plus a
     // counter never equals another user's login.
@@ -170,8 +268,8 @@ pub(super) fn gen_users(seed: u64, n: usize) -> Pool {
             c[11].data.push(*g.pick(OKTA_ALPHABET) as char);
         }
         c[11].end();
-        let ua = USER_AGENTS[g.weighted(USER_AGENTS, |u| u.0)].1;
-        c[12].push(ua);
+        let agent = &USER_AGENTS[g.weighted(USER_AGENTS, |u| u.weight)];
+        c[12].push(agent.raw);
         let egress = if g.percent(OFFICE_PERCENT) {
             offices[g.weighted(&OFFICE_WEIGHTS[..office_count], |w| *w)]
         } else {
@@ -179,6 +277,7 @@ pub(super) fn gen_users(seed: u64, n: usize) -> Pool {
         };
         push_ipv4(&mut c[13].data, egress);
         c[13].end();
+        push_ua_parts(&mut c[14..], agent);
     }
     pool.check_complete();
     pool
@@ -292,6 +391,53 @@ mod tests {
         // Stable per user: the same entity has the same UA and egress in a bigger pool.
         let big = Entities::generate(17, &sizes(2500));
         assert_eq!(big.pool(EntityKind::User).get(5, 12), u.get(5, 12));
+    }
+
+    /// The browser and OS a user agent string names, read from its tokens.
+    fn parse_ua(raw: &str) -> (Browser, Os) {
+        let browser = if raw.contains(" Edg/") {
+            Browser::Edge
+        } else if raw.contains(" Firefox/") {
+            Browser::Firefox
+        } else if raw.contains(" Chrome/") {
+            Browser::Chrome
+        } else {
+            assert!(
+                raw.contains(" Version/") && raw.contains(" Safari/"),
+                "{raw}"
+            );
+            Browser::Safari
+        };
+        let os = if raw.contains("(Windows NT 10.0;") {
+            Os::Windows
+        } else {
+            assert!(raw.contains("(Macintosh; Intel Mac OS X "), "{raw}");
+            Os::Mac
+        };
+        (browser, os)
+    }
+
+    #[test]
+    fn user_agent_rows_name_their_own_browser_and_os() {
+        for a in USER_AGENTS {
+            assert!(a.weight > 0);
+            assert_eq!(parse_ua(a.raw), (a.browser, a.os), "{}", a.raw);
+        }
+    }
+
+    #[test]
+    fn parsed_user_agent_attributes_follow_the_raw_one() {
+        let e = Entities::generate(21, &sizes(3000));
+        let u = e.pool(EntityKind::User);
+        let attr = |i: usize, name: &str| u.get_by_name(i, name).unwrap();
+        for i in 0..u.len() {
+            let (browser, os) = parse_ua(attr(i, "ua"));
+            assert_eq!(attr(i, "ua_browser"), browser.okta());
+            assert_eq!(attr(i, "ua_os"), os.okta());
+            assert_eq!(attr(i, "ua_browser_m365"), browser.m365());
+            assert_eq!(attr(i, "ua_os_m365"), os.m365());
+            assert_eq!(attr(i, "ua_platform_m365"), os.m365_platform());
+        }
     }
 
     #[test]
