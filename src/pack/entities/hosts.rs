@@ -1,11 +1,13 @@
 //! The host pool: workstation and server roles with their operating systems, vendor MAC
 //! prefixes, the RFC 1918 address allocator, and the generator of names (`WS-0417`, `DC-01` …),
-//! FQDNs, addresses, MACs, Falcon agent ids and GUIDs.
+//! FQDNs, addresses, MACs, Falcon agent ids, GUIDs and the office address each host's traffic
+//! leaves from (the users' offices: a host at an office egresses where its users do).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use super::rng::{Gen, ip4, kind_key, push_hex, push_ipv4, push_uuid};
+use super::users::Org;
 use super::{EntityKind, Pool};
 
 const WS_PERCENT_MILLE: u64 = 700;
@@ -138,9 +140,13 @@ impl HostIps {
     }
 }
 
+/// Salt of the stream a host's egress office is drawn from.
+const EGRESS_STREAM: u64 = 0x6567_7265_7373_0008;
+
 pub(super) fn gen_hosts(seed: u64, n: usize) -> Pool {
     let key = kind_key(seed, EntityKind::Host);
-    let mut pool = Pool::new(EntityKind::Host, n, &[8, 8, 26, 11, 17, 32, 20, 36]);
+    let org = Org::new(seed);
+    let mut pool = Pool::new(EntityKind::Host, n, &[8, 8, 26, 11, 17, 32, 20, 36, 13]);
     let mut ws_numbers: HashSet<u64> = HashSet::new();
     let (mut ws_lo, mut ws_hi, mut ws_in_level) = (1u64, 9_999u64, 0u64);
     let mut role_counts: HashMap<&'static str, u32> = HashMap::new();
@@ -224,6 +230,10 @@ pub(super) fn gen_hosts(seed: u64, n: usize) -> Pool {
         c[6].push(os);
         push_uuid(&mut c[7].data, &mut g);
         c[7].end();
+        // From a stream of its own, so the attributes above stay as they were without it.
+        let egress = org.office(&mut Gen::entity(key ^ EGRESS_STREAM, i));
+        push_ipv4(&mut c[8].data, egress);
+        c[8].end();
     }
     pool.check_complete();
     pool
@@ -231,6 +241,7 @@ pub(super) fn gen_hosts(seed: u64, n: usize) -> Pool {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
     use std::net::Ipv4Addr;
 
     use super::super::test_support::*;
@@ -304,6 +315,21 @@ mod tests {
             .filter(|n| n.starts_with("WS-") && n.len() == 8)
             .count();
         assert!(five > 0);
+    }
+
+    #[test]
+    fn hosts_egress_through_the_users_offices() {
+        let e = Entities::generate(13, &sizes(3000));
+        let users = e.pool(EntityKind::User);
+        let offices: HashSet<&str> = (0..users.len())
+            .map(|i| users.get_by_name(i, "egress_ip").unwrap())
+            .filter(|ip| ip.starts_with("198.51.100."))
+            .collect();
+        let hosts = e.pool(EntityKind::Host);
+        let used: HashSet<&str> = (0..hosts.len())
+            .map(|i| hosts.get_by_name(i, "egress_ip").unwrap())
+            .collect();
+        assert_eq!(used, offices);
     }
 
     #[test]

@@ -73,8 +73,19 @@ const USER_ATTRS: &[&str] = &[
     "ua_browser_m365",
     "ua_os_m365",
     "ua_platform_m365",
+    "aws_user_id",
 ];
-const HOST_ATTRS: &[&str] = &["name", "lname", "fqdn", "ip", "mac", "aid", "os", "guid"];
+const HOST_ATTRS: &[&str] = &[
+    "name",
+    "lname",
+    "fqdn",
+    "ip",
+    "mac",
+    "aid",
+    "os",
+    "guid",
+    "egress_ip",
+];
 const PROCESS_ATTRS: &[&str] = &[
     "name",
     "path",
@@ -347,8 +358,8 @@ mod tests {
             s.set(k, 7 + i);
             assert_eq!(s.get(k), 7 + i);
         }
-        assert_eq!(EntityKind::User.attributes().len(), 19);
-        assert_eq!(EntityKind::Host.attributes().len(), 8);
+        assert_eq!(EntityKind::User.attributes().len(), 20);
+        assert_eq!(EntityKind::Host.attributes().len(), 9);
         assert_eq!(EntityKind::Process.attributes().len(), 8);
         assert_eq!(EntityKind::Ip.attributes().len(), 8);
         assert_eq!(EntityKind::Domain.attributes(), &["name", "tld"]);
@@ -409,7 +420,16 @@ mod tests {
     fn uniqueness() {
         let e = Entities::generate(1, &sizes(5000));
         let users = e.pool(EntityKind::User);
-        for a in ["name", "upn", "sid", "uid", "guid", "puid", "okta_id"] {
+        for a in [
+            "name",
+            "upn",
+            "sid",
+            "uid",
+            "guid",
+            "puid",
+            "okta_id",
+            "aws_user_id",
+        ] {
             assert_unique(users, a);
         }
         let hosts = e.pool(EntityKind::Host);

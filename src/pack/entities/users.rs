@@ -1,6 +1,7 @@
 //! The user pool: first/last name tables, the browser user agents, and the generator that turns
 //! them into logins (`pnatarajan`, `pnatarajan2` …), UPNs, SIDs under one domain SID per seed,
-//! Linux uids, Entra/Okta ids, a usual user agent and an office or home egress address.
+//! Linux uids, Entra/Okta/AWS ids, a usual user agent with its parsed parts, and an office or
+//! home egress address.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -182,33 +183,69 @@ const OFFICE_PERCENT: u64 = 85;
 /// How the office users spread over the 2-4 office egress addresses.
 const OFFICE_WEIGHTS: [u32; 4] = [55, 28, 11, 6];
 
-pub(super) fn gen_users(seed: u64, n: usize) -> Pool {
-    let key = kind_key(seed, EntityKind::User);
-    let mut pg = Gen::pool(key);
+/// What every user of one seed shares: the domain SID, the offices' egress addresses and the
+/// key of the PUID bijection. Hosts egress through the same offices.
+pub(super) struct Org {
+    sid_prefix: String,
+    offices: Vec<u32>,
+    puid_key: u64,
+}
 
-    // One domain SID per seed: S-1-5-21-a-b-c with three random 32-bit sub-authorities.
-    let sid_prefix = format!(
-        "S-1-5-21-{}-{}-{}-",
-        pg.range(100_000_000, 4_294_967_295),
-        pg.range(100_000_000, 4_294_967_295),
-        pg.range(100_000_000, 4_294_967_295)
-    );
-    // 2-4 office egress addresses in 198.51.100.0/24.
-    let office_count = pg.range(2, 4) as usize;
-    let mut offices: Vec<u32> = Vec::with_capacity(office_count);
-    while offices.len() < office_count {
-        let ip = ip4(198, 51, 100, pg.range(2, 126) as u8);
-        if !offices.contains(&ip) {
-            offices.push(ip);
+impl Org {
+    /// The organisation of `seed`, drawn from the user stream's per-pool RNG.
+    pub(super) fn new(seed: u64) -> Org {
+        let mut pg = Gen::pool(kind_key(seed, EntityKind::User));
+        // One domain SID per seed: S-1-5-21-a-b-c with three random 32-bit sub-authorities.
+        let sid_prefix = format!(
+            "S-1-5-21-{}-{}-{}-",
+            pg.range(100_000_000, 4_294_967_295),
+            pg.range(100_000_000, 4_294_967_295),
+            pg.range(100_000_000, 4_294_967_295)
+        );
+        // 2-4 office egress addresses in 198.51.100.0/24.
+        let office_count = pg.range(2, 4) as usize;
+        let mut offices: Vec<u32> = Vec::with_capacity(office_count);
+        while offices.len() < office_count {
+            let ip = ip4(198, 51, 100, pg.range(2, 126) as u8);
+            if !offices.contains(&ip) {
+                offices.push(ip);
+            }
+        }
+        Org {
+            sid_prefix,
+            offices,
+            puid_key: pg.next(),
         }
     }
-    let puid_key = pg.next();
+
+    /// An office egress address, the busiest offices most often.
+    pub(super) fn office(&self, g: &mut Gen) -> u32 {
+        self.offices[g.weighted(&OFFICE_WEIGHTS[..self.offices.len()], |w| *w)]
+    }
+}
+
+/// Salt of the stream a user's AWS IAM user id is drawn from (its own stream, so adding it
+/// changed no other attribute).
+const AWS_ID_STREAM: u64 = 0x6177_735f_6964_0013;
+
+/// An IAM user's unique id: `AIDA` and 17 characters of the base32 alphabet.
+fn push_aws_user_id(s: &mut String, g: &mut Gen) {
+    const BASE32: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+    s.push_str("AIDA");
+    for _ in 0..17 {
+        s.push(*g.pick(BASE32) as char);
+    }
+}
+
+pub(super) fn gen_users(seed: u64, n: usize) -> Pool {
+    let key = kind_key(seed, EntityKind::User);
+    let org = Org::new(seed);
 
     let mut pool = Pool::new(
         EntityKind::User,
         n,
         &[
-            10, 22, 14, 6, 7, 4, 16, 46, 4, 36, 16, 20, 110, 13, 6, 10, 6, 9, 10,
+            10, 22, 14, 6, 7, 4, 16, 46, 4, 36, 16, 20, 110, 13, 6, 10, 6, 9, 10, 21,
         ],
     );
     // Base login → how many users have taken it so far. Bases hold no digits, so `base` plus a
@@ -254,14 +291,14 @@ pub(super) fn gen_users(seed: u64, n: usize) -> Pool {
         c[6].push("corp.example.com");
         // RIDs start at 1103 and climb with small gaps (deleted accounts, groups, computers).
         let rid = 1103 + 3 * i as u64 + g.below(3);
-        let _ = write!(c[7].data, "{sid_prefix}{rid}");
+        let _ = write!(c[7].data, "{}{rid}", org.sid_prefix);
         c[7].end();
         let _ = write!(c[8].data, "{}", 1000 + i as u64);
         c[8].end();
         push_uuid(&mut c[9].data, &mut g);
         c[9].end();
         c[10].data.push_str("1003");
-        push_hex(&mut c[10].data, perm48(i as u64, puid_key), 12, true);
+        push_hex(&mut c[10].data, perm48(i as u64, org.puid_key), 12, true);
         c[10].end();
         c[11].data.push_str("00u");
         for _ in 0..17 {
@@ -271,13 +308,15 @@ pub(super) fn gen_users(seed: u64, n: usize) -> Pool {
         let agent = &USER_AGENTS[g.weighted(USER_AGENTS, |u| u.weight)];
         c[12].push(agent.raw);
         let egress = if g.percent(OFFICE_PERCENT) {
-            offices[g.weighted(&OFFICE_WEIGHTS[..office_count], |w| *w)]
+            org.office(&mut g)
         } else {
             ip4(192, 0, 2, g.range(1, 254) as u8)
         };
         push_ipv4(&mut c[13].data, egress);
         c[13].end();
         push_ua_parts(&mut c[14..], agent);
+        push_aws_user_id(&mut c[19].data, &mut Gen::entity(key ^ AWS_ID_STREAM, i));
+        c[19].end();
     }
     pool.check_complete();
     pool
@@ -379,6 +418,12 @@ mod tests {
                     || ua.starts_with("Mozilla/5.0 (Macintosh")
             );
             uas.insert(ua);
+            let aws = u.get_by_name(i, "aws_user_id").unwrap();
+            assert!(aws.len() == 21 && aws.starts_with("AIDA"), "{aws}");
+            assert!(
+                aws.bytes()
+                    .all(|b| b.is_ascii_uppercase() || (b'2'..=b'7').contains(&b))
+            );
             let egress = u.get(i, 13);
             if egress.starts_with("198.51.100.") {
                 offices.insert(egress);
