@@ -1,6 +1,7 @@
 //! The event generator: renders one event of a compiled `program::Program` into a caller's
-//! buffer. Event i depends only on (seed, i) and the context the caller passes (time, agent,
-//! sequence number), so the same seed gives the same bytes whatever the thread count. Rendering draws every slot
+//! buffer. Event i depends only on (seed, the program's per-source salt, i) and the context the
+//! caller passes (time, agent, sequence number), so the same seed gives the same bytes whatever
+//! the thread count, and two sources rendered with one seed do not share ids. Rendering draws every slot
 //! once, then walks the event's ops: literal copies, pre-escaped table entries, and numbers
 //! written with `num`. No allocation (once the output buffer has room), no locks, no I/O.
 
@@ -49,6 +50,7 @@ pub struct Stage<'a> {
 
 pub struct Generator {
     program: Arc<Program>,
+    /// The run's seed mixed with the program's salt.
     seed: u64,
     jitter_ns: u64,
     run_id: Vec<u8>,
@@ -98,13 +100,14 @@ fn below(r: u64, span: u64) -> u64 {
 }
 
 impl Generator {
-    /// `run_id` is copied once; `seed` fixes every random choice.
+    /// `run_id` is copied once; `seed` fixes every random choice, together with the program's
+    /// per-source salt (mixed in here, once, not per event).
     pub fn new(program: Arc<Program>, seed: u64, run_id: &str) -> Self {
         let vals = vec![[0; 2]; program.max_slots];
         let ts = program.ts_sites.iter().map(|f| TsWriter::new(*f)).collect();
         Generator {
+            seed: mix(seed, program.salt),
             program,
-            seed,
             jitter_ns: 0,
             run_id: run_id.as_bytes().to_vec(),
             vals,
@@ -474,6 +477,58 @@ mod tests {
         let mut out = Vec::new();
         write_ipv4(0x0a14_0e57, &mut out);
         assert_eq!(out, b"10.20.14.87");
+    }
+
+    /// One event type whose only op writes a random UUID.
+    fn uuid_program(salt: u64) -> Arc<Program> {
+        Arc::new(Program {
+            events: vec![program::CompiledEvent {
+                name: "e".into(),
+                weight: 1,
+                mitre: Vec::new(),
+                lit: Vec::new(),
+                ops: vec![Op::Num {
+                    slot: 0,
+                    how: NumFmt::Uuid { upper: false },
+                }],
+                draws: vec![Draw::Random],
+                slot_names: vec!["id".into()],
+            }],
+            pick: alias::Alias::new(&[1]),
+            tables: Vec::new(),
+            max_slots: 1,
+            accounting: false,
+            ts_sites: Vec::new(),
+            salt,
+        })
+    }
+
+    fn uuids(salt: u64, seed: u64) -> Vec<Vec<u8>> {
+        let mut g = Generator::new(uuid_program(salt), seed, "r");
+        (0..50)
+            .map(|index| {
+                let mut out = Vec::new();
+                g.render(
+                    &EventCtx {
+                        index,
+                        ..EventCtx::default()
+                    },
+                    &mut out,
+                );
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_salt_separates_sources_and_keeps_each_deterministic() {
+        let (a, b) = (Program::salt_of("pack.a"), Program::salt_of("pack.b"));
+        assert_ne!(a, b);
+        assert_eq!(a, Program::salt_of("pack.a"));
+        assert_eq!(uuids(a, 7), uuids(a, 7));
+        let (one, other) = (uuids(a, 7), uuids(b, 7));
+        assert!(one.iter().all(|u| !other.contains(u)));
+        assert_ne!(uuids(a, 7), uuids(a, 8));
     }
 
     #[test]

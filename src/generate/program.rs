@@ -1,6 +1,6 @@
 //! The compiled program a generator runs: per event type, its ops (literal byte ranges, slot
 //! sites, the accounting tag) and slot draws; per pack, the string tables of pre-escaped values,
-//! the timestamp sites and the event-type picker. Plain data, built once by `pack::compile`
+//! the timestamp sites, the event-type picker and the per-source salt. Plain data, built once by `pack::compile`
 //! and read by `Generator`; `generate` imports nothing from `pack` (pack → generate, one way).
 
 use crate::generate::alias::Alias;
@@ -141,4 +141,24 @@ pub struct Program {
     pub accounting: bool,
     /// The format of each timestamp site, in `NumFmt::Ts` index order.
     pub ts_sites: Vec<TsFormat>,
+    /// Mixed into the run's seed once per generator, so event `i` of two sources rendered with
+    /// one seed draws different numbers (no shared ids across sources in one SIEM) while each
+    /// source stays a pure function of (seed, salt, index). `pack::compile` sets it from the
+    /// pack id with [`Program::salt_of`].
+    pub salt: u64,
+}
+
+impl Program {
+    /// The salt of the source named `id`: a stable 64-bit hash of its bytes (FNV-1a, then
+    /// SplitMix64's finaliser), the same on every platform and in every build.
+    pub fn salt_of(id: &str) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in id.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
+    }
 }

@@ -197,6 +197,7 @@ pub fn compile(
             max_slots,
             accounting,
             ts_sites,
+            salt: Program::salt_of(&def.id),
         }),
     };
     let trial = crate::pack::check::trial_render(&pack);
