@@ -6,8 +6,9 @@
 #   lane  — this build, with --scenario (the issue's 3-stage chain scaled to 30,000 stage
 #           events over 8 s of scenario time at 1x): the lane's own events/s and what is
 #           left of the background's;
-#   old   — an older build given as OLD=path/to/ingestbench (optional), background only:
-#           the worker's hot loop before the lane's `Source` was added.
+#   old   — an older build given as OLD=path/to/checkout/target/release/ingestbench
+#           (optional; run from its checkout, with its packs), background only: the worker's
+#           hot loop before the lane's `Source` was added.
 # Every run is bounded by --duration. Prints achieved events/s per run and the medians.
 #   perf/scenario-lane.sh [ROUNDS] [DURATION]        (defaults: 3 10s)
 set -euo pipefail
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 rounds=${1:-3}
 dur=${2:-10s}
 cargo build --release --quiet
-new=target/release/ingestbench
+new=$PWD/target/release/ingestbench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat > "$tmp/run.yaml" <<YAML
@@ -41,7 +42,8 @@ YAML
 one() { # label, binary, extra args...
   local label=$1 bin=$2
   shift 2
-  "$bin" run --config "$tmp/run.yaml" --threads 2 --output json "$@" > "$tmp/r.json" 2>/dev/null || true
+  # Each build from its own checkout, so it reads the packs it was written for.
+  (cd "$(dirname "$bin")/../.." && "$bin" run --config "$tmp/run.yaml" --threads 2 --output json "$@" > "$tmp/r.json" 2>/dev/null) || true
   python3 - "$label" "$tmp/r.json" <<'PY'
 import json, sys
 label, path = sys.argv[1], sys.argv[2]
