@@ -120,14 +120,15 @@ pub struct Steering {
     pub poke: Receiver<()>,
 }
 
+/// A worker's two histograms (intended, service), going back and forth.
+type Pair = (hdrhistogram::Histogram<u64>, hdrhistogram::Histogram<u64>);
+
 struct Workers {
     /// The id of the scenario lane's worker, when there is one (`threads`), and its events.
     lane: Option<usize>,
     lane_events: u64,
     handles: Vec<std::thread::JoinHandle<()>>,
-    backs: Vec<
-        crossbeam_channel::Sender<(hdrhistogram::Histogram<u64>, hdrhistogram::Histogram<u64>)>,
-    >,
+    backs: Vec<crossbeam_channel::Sender<Pair>>,
     rx: Receiver<Interval>,
     tx: crossbeam_channel::Sender<Interval>,
 }
@@ -225,25 +226,11 @@ fn spawn_workers(
     let mut backs = Vec::new();
     let mut handles = Vec::new();
     for id in 0..threads {
-        let (btx, brx) = crossbeam_channel::bounded(4);
-        for _ in 0..2 {
-            let _ = btx.send((new_histogram(), new_histogram()));
-        }
+        let (btx, brx) = histogram_pair();
         backs.push(btx);
-        let poll = match mio::Poll::new() {
-            Ok(p) => p,
-            Err(e) => {
-                abort.set(AbortReason::Io(format!("cannot create a poller: {e}")));
-                continue;
-            }
+        let Some(poll) = poller(cell, abort) else {
+            continue;
         };
-        match mio::Waker::new(poll.registry(), worker::WAKE) {
-            Ok(w) => cell.add_waker(Arc::new(w)),
-            Err(e) => {
-                abort.set(AbortReason::Io(format!("cannot create a waker: {e}")));
-                continue;
-            }
-        }
         let wp = worker::WorkerPlan {
             wire: plan.wire.clone(),
             id,
@@ -299,6 +286,35 @@ fn spawn_workers(
     }
 }
 
+/// The channel on which a worker gets its histograms back, primed with a pair to swap.
+fn histogram_pair() -> (crossbeam_channel::Sender<Pair>, Receiver<Pair>) {
+    let (tx, rx) = crossbeam_channel::bounded(4);
+    for _ in 0..2 {
+        let _ = tx.send((new_histogram(), new_histogram()));
+    }
+    (tx, rx)
+}
+
+/// A worker's poller, with a waker the schedule cell rings; none (and the run aborted) when
+/// the system refuses either.
+fn poller(cell: &ScheduleCell, abort: &Abort) -> Option<mio::Poll> {
+    let poll = match mio::Poll::new() {
+        Ok(p) => p,
+        Err(e) => {
+            abort.set(AbortReason::Io(format!("cannot create a poller: {e}")));
+            return None;
+        }
+    };
+    match mio::Waker::new(poll.registry(), worker::WAKE) {
+        Ok(w) => cell.add_waker(Arc::new(w)),
+        Err(e) => {
+            abort.set(AbortReason::Io(format!("cannot create a waker: {e}")));
+            return None;
+        }
+    }
+    Some(poll)
+}
+
 /// Starts the scenario lane: one more worker (id `threads`, its own accounting agent) with
 /// one connection, playing the scenario's events at their times.
 fn spawn_lane(
@@ -314,24 +330,10 @@ fn spawn_lane(
     let player = Player::new(sp.scenario, &plan.run_id, anchor);
     let lane = Lane::new(player, sp.wire);
     let events = lane.len();
-    let poll = match mio::Poll::new() {
-        Ok(p) => p,
-        Err(e) => {
-            abort.set(AbortReason::Io(format!("cannot create a poller: {e}")));
-            return;
-        }
+    let Some(poll) = poller(cell, abort) else {
+        return;
     };
-    match mio::Waker::new(poll.registry(), worker::WAKE) {
-        Ok(w) => cell.add_waker(Arc::new(w)),
-        Err(e) => {
-            abort.set(AbortReason::Io(format!("cannot create a waker: {e}")));
-            return;
-        }
-    }
-    let (btx, brx) = crossbeam_channel::bounded(4);
-    for _ in 0..2 {
-        let _ = btx.send((new_histogram(), new_histogram()));
-    }
+    let (btx, brx) = histogram_pair();
     let wp = worker::WorkerPlan {
         wire: plan.wire.clone(),
         id,
