@@ -211,7 +211,11 @@ fn duplicates_and_gaps_share_one_ledger_across_tcp_udp_and_http() {
     let mut resp = [0u8; 512];
     let n = h.read(&mut resp).unwrap();
     assert!(resp[..n].starts_with(b"HTTP/1.1 200"));
-    let st = wait_for(&s, "125 tagged events", |st| agent(st, "r-led", 7).0 == 125);
+    // The ledger counts each message as it is parsed; the listeners' totals are added at the
+    // end of a worker's round, so wait for both.
+    let st = wait_for(&s, "125 tagged events, counted", |st| {
+        agent(st, "r-led", 7).0 == 125 && st.events_received == 125
+    });
     assert_eq!(agent(&st, "r-led", 7), (125, 115, 10, 5));
     assert_eq!(st.syslog.messages_tcp, 100);
     assert_eq!(st.syslog.messages_udp, 20);
