@@ -1,0 +1,521 @@
+//! The web-panel security rules every page this binary serves obeys (the status page now, the
+//! control panel next; measurement-and-ops.md §8): the Host header must name this server (DNS
+//! rebinding), a token where one is set (bearer, compared in constant time, never printed),
+//! no cross-site request (Fetch Metadata), and for writes no other origin and a JSON body (so
+//! neither a cross-site form nor a simple request can act); no CORS header is ever sent;
+//! every answer is `no-store`, `nosniff`, unframeable, and a page runs under a CSP that allows
+//! only its own inline script and style (by hash) and fetches to itself.
+
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
+
+use base64::Engine;
+use tiny_http::{Header, Method, Request, Response};
+
+/// The longest token taken.
+pub const MAX_TOKEN_BYTES: usize = 1024;
+
+/// 1 to `MAX_TOKEN_BYTES` visible ASCII characters: what an `Authorization` header can carry.
+pub fn token_is_usable(t: &str) -> bool {
+    (1..=MAX_TOKEN_BYTES).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_graphic())
+}
+
+/// Binds the listener; accepted connections inherit its send timeout (Linux copies
+/// `SO_SNDTIMEO`), so a client that does not read cannot hold a serving thread for long.
+pub fn bind(addr: SocketAddr, send_timeout: Duration) -> io::Result<TcpListener> {
+    let listener = TcpListener::bind(addr)?;
+    socket2::SockRef::from(&listener).set_write_timeout(Some(send_timeout))?;
+    Ok(listener)
+}
+
+/// What the checks need to know about this server.
+pub struct Policy {
+    pub port: u16,
+    pub loopback: bool,
+    pub token: Option<Vec<u8>>,
+}
+
+/// An answer before the common headers are added.
+pub struct Reply {
+    pub status: u16,
+    pub html: bool,
+    pub body: Vec<u8>,
+    pub extra: Vec<(&'static str, &'static str)>,
+}
+
+impl Reply {
+    pub fn html(page: &str) -> Reply {
+        Reply {
+            status: 200,
+            html: true,
+            body: page.as_bytes().to_vec(),
+            extra: Vec::new(),
+        }
+    }
+
+    pub fn json(status: u16, body: Vec<u8>) -> Reply {
+        Reply {
+            status,
+            html: false,
+            body,
+            extra: Vec::new(),
+        }
+    }
+
+    pub fn error(status: u16, message: &str) -> Reply {
+        Reply::json(
+            status,
+            serde_json::json!({ "error": message })
+                .to_string()
+                .into_bytes(),
+        )
+    }
+}
+
+/// The policy for everything but the page: it loads nothing and cannot be framed.
+const JSON_CSP: &str =
+    "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// Writes the answer with the headers every answer carries (never a CORS header). A client
+/// gone meanwhile is not an error worth more than dropping the answer.
+pub fn send(req: Request, reply: Reply, page_csp: &str) {
+    let (content_type, csp) = if reply.html {
+        ("text/html; charset=utf-8", page_csp)
+    } else {
+        ("application/json", JSON_CSP)
+    };
+    let mut resp = Response::from_data(reply.body)
+        .with_status_code(reply.status)
+        .with_chunked_threshold(usize::MAX);
+    let common = [
+        ("Content-Type", content_type),
+        ("Cache-Control", "no-store"),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Content-Security-Policy", csp),
+        ("X-Frame-Options", "DENY"),
+        ("Referrer-Policy", "no-referrer"),
+        ("Cross-Origin-Resource-Policy", "same-origin"),
+        ("Cross-Origin-Opener-Policy", "same-origin"),
+    ];
+    for (name, value) in common.into_iter().chain(reply.extra) {
+        if let Ok(h) = Header::from_bytes(name.as_bytes(), value.as_bytes()) {
+            resp.add_header(h);
+        }
+    }
+    let _ = req.respond(resp);
+}
+
+/// The page's policy: its own inline script and style by hash, fetches to itself only.
+pub fn page_csp(html: &str) -> String {
+    let scripts = hashes(inline_blocks(html, "script"));
+    let styles = hashes(inline_blocks(html, "style"));
+    format!(
+        "default-src 'none'; script-src {scripts}; style-src {styles}; connect-src 'self'; \
+         img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+}
+
+/// The text of every `<tag>…</tag>` element written without attributes.
+pub fn inline_blocks<'a>(html: &'a str, tag: &str) -> Vec<&'a str> {
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    let mut found = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find(&open) {
+        let after = &rest[i + open.len()..];
+        let Some(j) = after.find(&close) else { break };
+        found.push(&after[..j]);
+        rest = &after[j + close.len()..];
+    }
+    found
+}
+
+/// CSP source expressions for the blocks, or `'none'`.
+pub fn hashes(blocks: Vec<&str>) -> String {
+    if blocks.is_empty() {
+        return "'none'".into();
+    }
+    let b64 = base64::engine::general_purpose::STANDARD;
+    blocks
+        .iter()
+        .map(|b| {
+            let digest = ring::digest::digest(&ring::digest::SHA256, b.as_bytes());
+            format!("'sha256-{}'", b64.encode(digest.as_ref()))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A request header: absent, given once, or given more than once (refused where it matters).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Field<'a> {
+    Absent,
+    One(&'a str),
+    Many,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Verb {
+    Get,
+    Post,
+    Other,
+}
+
+/// What the checks read from a request.
+#[derive(Clone, Copy, Debug)]
+pub struct Head<'a> {
+    pub verb: Verb,
+    pub path: &'a str,
+    pub host: Field<'a>,
+    pub origin: Field<'a>,
+    pub fetch_site: Field<'a>,
+    pub content_type: Field<'a>,
+    pub authorization: Field<'a>,
+}
+
+impl<'a> Head<'a> {
+    pub fn of(req: &'a Request) -> Head<'a> {
+        let field = |name: &'static str| {
+            let mut f = Field::Absent;
+            for h in req.headers().iter().filter(|h| h.field.equiv(name)) {
+                f = match f {
+                    Field::Absent => Field::One(h.value.as_str()),
+                    _ => Field::Many,
+                };
+            }
+            f
+        };
+        let verb = match req.method() {
+            Method::Get => Verb::Get,
+            Method::Post => Verb::Post,
+            _ => Verb::Other,
+        };
+        Head {
+            verb,
+            path: req.url(),
+            host: field("Host"),
+            origin: field("Origin"),
+            fetch_site: field("Sec-Fetch-Site"),
+            content_type: field("Content-Type"),
+            authorization: field("Authorization"),
+        }
+    }
+}
+
+/// A request turned away before anything was read or done.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Refusal {
+    pub status: u16,
+    pub message: &'static str,
+    pub allow: Option<&'static str>,
+}
+
+impl Refusal {
+    pub fn new(status: u16, message: &'static str) -> Refusal {
+        Refusal {
+            status,
+            message,
+            allow: None,
+        }
+    }
+
+    pub fn reply(self) -> Reply {
+        let mut r = Reply::error(self.status, self.message);
+        if let Some(allow) = self.allow {
+            r.extra.push(("Allow", allow));
+        }
+        if self.status == 401 {
+            r.extra
+                .push(("WWW-Authenticate", "Bearer realm=\"ingestbench\""));
+        }
+        r
+    }
+}
+
+/// Host first: a request that does not name this server is refused before anything else.
+pub fn check_host(head: &Head, policy: &Policy) -> Result<(), Refusal> {
+    if host_allowed(head.host, policy) {
+        Ok(())
+    } else {
+        Err(Refusal::new(
+            403,
+            "this server answers only to its own address (Host refused)",
+        ))
+    }
+}
+
+/// The checks for everything but a page itself: the token where one is set, Fetch Metadata,
+/// and for a POST the origin and the content type.
+pub fn check_request(head: &Head, policy: &Policy) -> Result<(), Refusal> {
+    if let Some(token) = &policy.token
+        && !token_matches(head.authorization, token)
+    {
+        return Err(Refusal::new(
+            401,
+            "a token is needed: Authorization: Bearer <token>",
+        ));
+    }
+    if !fetch_site_allowed(head.fetch_site) {
+        return Err(Refusal::new(403, "cross-site requests are refused"));
+    }
+    if head.verb == Verb::Post {
+        if !origin_allowed(head.origin, head.host) {
+            return Err(Refusal::new(
+                403,
+                "requests from another origin are refused",
+            ));
+        }
+        if !is_json(head.content_type) {
+            return Err(Refusal::new(
+                415,
+                "control requests must be Content-Type: application/json",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The names this server answers to: on loopback only its loopback names with its port; off
+/// loopback any well-formed name with its port (the token is the defence there).
+pub fn host_allowed(host: Field, policy: &Policy) -> bool {
+    let Field::One(host) = host else { return false };
+    let Some((name, port)) = split_host(host) else {
+        return false;
+    };
+    // Browsers leave the default port out.
+    if port.unwrap_or(80) != policy.port {
+        return false;
+    }
+    let name = name.to_ascii_lowercase();
+    if ["127.0.0.1", "localhost", "[::1]"].contains(&name.as_str()) {
+        return true;
+    }
+    !policy.loopback && is_host_name(&name)
+}
+
+/// `name[:port]`, with IPv6 literals in brackets; `None` when malformed.
+pub fn split_host(host: &str) -> Option<(&str, Option<u16>)> {
+    let (name, port) = if host.starts_with('[') {
+        let end = host.find(']')? + 1;
+        let rest = &host[end..];
+        match rest.strip_prefix(':') {
+            Some(p) => (&host[..end], Some(p)),
+            None if rest.is_empty() => (&host[..end], None),
+            None => return None,
+        }
+    } else {
+        match host.split_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (host, None),
+        }
+    };
+    let port = match port {
+        Some(p) if is_canonical_port(p) => Some(p.parse::<u16>().ok()?),
+        Some(_) => return None,
+        None => None,
+    };
+    (!name.is_empty()).then_some((name, port))
+}
+
+/// 1 to 5 digits, no sign, no leading zero.
+pub fn is_canonical_port(p: &str) -> bool {
+    (1..=5).contains(&p.len())
+        && p.bytes().all(|b| b.is_ascii_digit())
+        && (p == "0" || !p.starts_with('0'))
+}
+
+pub fn is_host_name(name: &str) -> bool {
+    let ok = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'.';
+    let v6 = |b: u8| b.is_ascii_hexdigit() || b == b':' || b == b'.';
+    match name.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
+        Some(inner) => !inner.is_empty() && inner.bytes().all(v6),
+        None => name.len() <= 253 && name.bytes().all(ok),
+    }
+}
+
+/// No Origin (curl, scripts) passes; one must be exactly `http://` + the Host.
+pub fn origin_allowed(origin: Field, host: Field) -> bool {
+    match (origin, host) {
+        (Field::Absent, _) => true,
+        (Field::One(o), Field::One(h)) => o
+            .strip_prefix("http://")
+            .is_some_and(|rest| rest.eq_ignore_ascii_case(h)),
+        _ => false,
+    }
+}
+
+/// Browsers say where a request comes from; only this origin (or the user, `none`) passes.
+pub fn fetch_site_allowed(site: Field) -> bool {
+    match site {
+        Field::Absent => true,
+        Field::One(s) => {
+            let s = s.trim();
+            s.eq_ignore_ascii_case("same-origin") || s.eq_ignore_ascii_case("none")
+        }
+        Field::Many => false,
+    }
+}
+
+/// `application/json`, with or without parameters such as a charset.
+pub fn is_json(content_type: Field) -> bool {
+    let Field::One(ct) = content_type else {
+        return false;
+    };
+    let media = ct.split_once(';').map_or(ct, |(m, _)| m);
+    media.trim().eq_ignore_ascii_case("application/json")
+}
+
+pub fn token_matches(authorization: Field, token: &[u8]) -> bool {
+    let Field::One(auth) = authorization else {
+        return false;
+    };
+    let Some((scheme, given)) = auth.trim().split_once(' ') else {
+        return false;
+    };
+    scheme.eq_ignore_ascii_case("bearer") && constant_time_eq(given.trim().as_bytes(), token)
+}
+
+/// Equality whose time depends only on the expected length, not on where bytes differ.
+pub fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
+    let mut diff = u8::from(given.len() != expected.len());
+    for (i, e) in expected.iter().enumerate() {
+        diff |= e ^ given.get(i).copied().unwrap_or(0);
+    }
+    std::hint::black_box(diff) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn local(port: u16) -> Policy {
+        Policy {
+            port,
+            loopback: true,
+            token: None,
+        }
+    }
+
+    #[test]
+    fn host_allowlist() {
+        use Field::*;
+        let lo = local(8080);
+        let remote = Policy {
+            port: 8080,
+            loopback: false,
+            token: Some(b"t".to_vec()),
+        };
+        let table: &[(Field, bool, bool)] = &[
+            // (Host, on loopback, off loopback)
+            (One("127.0.0.1:8080"), true, true),
+            (One("localhost:8080"), true, true),
+            (One("LocalHost:8080"), true, true),
+            (One("[::1]:8080"), true, true),
+            (One("127.0.0.1:8081"), false, false),
+            (One("127.0.0.1"), false, false),
+            (One("evil.example:8080"), false, true),
+            (One("localhost.evil.example:8080"), false, true),
+            (One("10.1.2.3:8080"), false, true),
+            (One("[fe80::1]:8080"), false, true),
+            (One("127.0.0.2:8080"), false, true),
+            (One("localhost:+8080"), false, false),
+            (One("localhost:08080"), false, false),
+            (One("localhost:"), false, false),
+            (One(":8080"), false, false),
+            (One("[::1]x:8080"), false, false),
+            (One("ev il:8080"), false, false),
+            (One("a/b:8080"), false, false),
+            (One(""), false, false),
+            (Absent, false, false),
+            (Many, false, false),
+        ];
+        for (host, on_lo, off_lo) in table {
+            assert_eq!(host_allowed(*host, &lo), *on_lo, "{host:?} on loopback");
+            assert_eq!(
+                host_allowed(*host, &remote),
+                *off_lo,
+                "{host:?} off loopback"
+            );
+        }
+        // Port 80: browsers leave the port out.
+        assert!(host_allowed(One("localhost"), &local(80)));
+        assert!(host_allowed(One("127.0.0.1:80"), &local(80)));
+    }
+
+    #[test]
+    fn origin_must_be_exactly_this_server() {
+        use Field::*;
+        let h = One("127.0.0.1:8080");
+        let table: &[(Field, bool)] = &[
+            (Absent, true),
+            (One("http://127.0.0.1:8080"), true),
+            (One("https://127.0.0.1:8080"), false),
+            (One("http://127.0.0.1:8081"), false),
+            (One("http://localhost:8080"), false),
+            (One("http://127.0.0.1:8080.evil.example"), false),
+            (One("http://127.0.0.1:8080/"), false),
+            (One("null"), false),
+            (One(""), false),
+            (Many, false),
+        ];
+        for (origin, want) in table {
+            assert_eq!(origin_allowed(*origin, h), *want, "{origin:?}");
+        }
+        assert!(!origin_allowed(One("http://x:1"), Absent));
+    }
+
+    #[test]
+    fn fetch_site_and_content_type() {
+        use Field::*;
+        for (site, want) in [
+            (Absent, true),
+            (One("same-origin"), true),
+            (One("none"), true),
+            (One("same-site"), false),
+            (One("cross-site"), false),
+            (One("Cross-Site"), false),
+            (Many, false),
+        ] {
+            assert_eq!(fetch_site_allowed(site), want, "{site:?}");
+        }
+        for (ct, want) in [
+            (One("application/json"), true),
+            (One("Application/JSON; charset=utf-8"), true),
+            (One(" application/json ;charset=UTF-8"), true),
+            (One("text/plain"), false),
+            (One("application/x-www-form-urlencoded"), false),
+            (One("multipart/form-data; boundary=x"), false),
+            (One("application/jsonp"), false),
+            (One("application/json-seq"), false),
+            (One(""), false),
+            (Absent, false),
+            (Many, false),
+        ] {
+            assert_eq!(is_json(ct), want, "{ct:?}");
+        }
+    }
+
+    #[test]
+    fn token_compare() {
+        use Field::*;
+        let t = b"s3cret-token";
+        for (auth, want) in [
+            (One("Bearer s3cret-token"), true),
+            (One("bearer s3cret-token"), true),
+            (One("Bearer  s3cret-token "), true),
+            (One("Bearer s3cret-tokex"), false),
+            (One("Bearer s3cret-token2"), false),
+            (One("Bearer s3cret-toke"), false),
+            (One("Bearer "), false),
+            (One("Basic s3cret-token"), false),
+            (One("s3cret-token"), false),
+            (Absent, false),
+            (Many, false),
+        ] {
+            assert_eq!(token_matches(auth, t), want, "{auth:?}");
+        }
+        assert!(constant_time_eq(b"", b""));
+        assert!(!constant_time_eq(b"a\0", b"a"));
+        assert!(!constant_time_eq(b"a", b"a\0"));
+    }
+}
