@@ -4,6 +4,7 @@
 //! `ServePlan` asks for before the run starts (so a port that is taken fails the run at once)
 //! and stops it after the run, lingering if asked so the last scrape sees the final figures.
 
+pub mod files;
 pub mod guard;
 pub mod metrics;
 pub mod status;
