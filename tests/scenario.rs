@@ -4,7 +4,7 @@
 //! every event's tag, byte-identical for a seed, paced by `--speed`), its ground truth, every
 //! example scenario checked and played, bad scenario files refused with field paths and
 //! lines (exit 2), and `run --scenario` into the built-in sink beside a background load
-//! (stage events stored and counted apart).
+//! (stage events stored and counted apart, their progress on the status page while it runs).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -56,6 +56,29 @@ fn json_lines(o: &Output) -> Vec<Value> {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
+}
+
+/// A port free on loopback a moment ago.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `GET /status.json` from the run's status page, if it answers yet.
+fn status_json(port: u16) -> Option<Value> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    let req =
+        format!("GET /status.json HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    c.write_all(req.as_bytes()).ok()?;
+    let mut text = String::new();
+    c.read_to_string(&mut text).ok()?;
+    let body = text.split_once("\r\n\r\n")?.1;
+    serde_json::from_str(body).ok()
 }
 
 fn ms(rfc3339: &str) -> i64 {
@@ -375,19 +398,48 @@ fn run_scenario_sends_stage_events_beside_the_background_and_counts_them_apart()
         "schema_version: \"1.0\"\nseed: 9\ntarget: { adapter: lphc, url: builtin, batch: { max_events: 50 } }\nsource: { id: aws.cloudtrail }\nworkload: { eps: 300, workers: 2, stop: { after: 13s } }\n",
     );
     let report = d.join("report.json");
-    let out = ib(&[
-        "run",
-        "--config",
-        cfg.to_str().unwrap(),
-        "--scenario",
-        f.to_str().unwrap(),
-        "--scenario-speed",
-        "60x",
-        "--threads",
-        "2",
-        "--output",
-        "json",
-    ]);
+    let port = free_port();
+    let status = format!("127.0.0.1:{port}");
+    let child = Command::new(BIN)
+        .args([
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--scenario",
+            f.to_str().unwrap(),
+            "--scenario-speed",
+            "60x",
+            "--threads",
+            "2",
+            "--status",
+            &status,
+            "--output",
+            "json",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While it runs, the status page's snapshot shows the lane's progress apart.
+    let mut live = None;
+    let deadline = Instant::now() + Duration::from_secs(12);
+    while Instant::now() < deadline {
+        if let Some(v) = status_json(port)
+            && v["scenario"]["events_accepted"].as_u64().unwrap_or(0) > 0
+        {
+            live = Some(v);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = child.wait_with_output().unwrap();
+    let live = live.expect("a snapshot with the scenario's progress");
+    assert_eq!(live["scenario"]["events"], 70);
+    assert!(
+        live["cumulative"]["events_sent"].as_u64().unwrap() > 0,
+        "the background's own counts beside it"
+    );
     let _ = std::fs::write(&report, &out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -98,6 +98,7 @@ pub fn snapshot(m: &Merger, cx: LiveState) -> Snapshot {
         service_buckets: buckets(&m.service),
         stored: None,
         watched: None,
+        scenario: None,
         control: cx.control,
         history: history(&m.seconds),
         aborted: cx.aborted,

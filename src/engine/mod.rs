@@ -29,7 +29,7 @@ use crate::stats::Interval;
 use crate::stats::new_histogram;
 use crate::stats::result::LaneResult;
 pub use crate::stats::result::{AbortReason, RunResult, Second};
-use crate::stats::snapshot::{RunInfo, RunState, Snapshot};
+use crate::stats::snapshot::{RunInfo, RunState, ScenarioNow, Snapshot};
 use lane::{Lane, LaneWire};
 use merge::Merger;
 use schedule::{Schedule, ScheduleCell};
@@ -163,6 +163,7 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
         seq: 0,
         start,
         lane: workers.lane.map(|_| Merger::new(1, 0)),
+        lane_events: workers.lane_events,
     };
     let mut interrupted = false;
     let mut last_publish = start;
@@ -205,8 +206,7 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
     let end = co.window_end(f64::INFINITY);
     co.merger.finish(|t| second_target(&sched, t, end));
     publish(co.snapshot(true));
-    let lane_events = workers.lane_events;
-    co.result(connections, lane_events)
+    co.result(connections)
 }
 
 fn spawn_workers(
@@ -389,8 +389,9 @@ struct Coordinator<'a> {
     sched: Schedule,
     seq: u64,
     start: Instant,
-    /// The scenario lane's intervals, folded apart from the background's.
+    /// The scenario lane's intervals, folded apart from the background's, and its events.
     lane: Option<Merger>,
+    lane_events: u64,
 }
 
 impl Coordinator<'_> {
@@ -447,7 +448,7 @@ impl Coordinator<'_> {
         self.sched = self.cell.schedule();
         self.seq += 1;
         let now_s = self.start.elapsed().as_secs_f64();
-        live::snapshot(
+        let mut snap = live::snapshot(
             &self.merger,
             live::LiveState {
                 info: &self.plan.info,
@@ -461,7 +462,14 @@ impl Coordinator<'_> {
                 control: self.cell.marks(),
                 aborted: self.abort.reason().map(|a| a.to_string()),
             },
-        )
+        );
+        snap.scenario = self.lane.as_ref().map(|m| ScenarioNow {
+            events: self.lane_events,
+            events_sent: m.totals.events_sent,
+            events_accepted: m.totals.events_accepted,
+            events_failed: m.totals.events_failed,
+        });
+        snap
     }
 
     /// Where the schedule's window ends, seconds after the start: at a stop request, or when
@@ -492,7 +500,7 @@ impl Coordinator<'_> {
         }
     }
 
-    fn result(self, connections: usize, lane_events: u64) -> RunResult {
+    fn result(self, connections: usize) -> RunResult {
         let duration = self.start.elapsed();
         let secs = duration.as_secs_f64();
         let end = self.window_end(secs);
@@ -503,6 +511,7 @@ impl Coordinator<'_> {
         let window =
             Duration::from_secs_f64((self.sched.active(end) - self.sched.active(warm)).max(0.0));
         let drain = Duration::from_secs_f64((secs - end).max(0.0));
+        let lane_events = self.lane_events;
         let scenario = self.lane.map(|mut l| LaneResult {
             events: lane_events,
             totals: l.totals,

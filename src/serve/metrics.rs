@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use tiny_http::{Header, Method, Request, Response, Server, StatusCode};
 
 use crate::stats::snapshot::{
-    Buckets, RunState, Snapshot, SnapshotCell, Stored, WatchedNow, WatchedProcess,
+    Buckets, RunState, ScenarioNow, Snapshot, SnapshotCell, Stored, WatchedNow, WatchedProcess,
 };
 
 /// The exposition's content type. Semicolons: Prometheus 3 refuses `version=0.0.4, charset`.
@@ -67,6 +67,29 @@ fn render_build(s: &Snapshot, build: &Build, out: &mut String) {
     if let Some(w) = &s.watched {
         watched(&mut e, w);
     }
+    if let Some(sc) = &s.scenario {
+        scenario(&mut e, sc);
+    }
+}
+
+/// A scenario lane's stage events (`run --scenario`), apart from `ingestbench_events_total`.
+fn scenario(e: &mut Expo, sc: &ScenarioNow) {
+    let name = "ingestbench_scenario_stage_events";
+    e.family(
+        name,
+        Kind::Gauge,
+        "Stage events in the attack scenario played beside the load.",
+    );
+    e.int(name, &[], sc.events);
+    let name = "ingestbench_scenario_events_total";
+    e.family(
+        name,
+        Kind::Counter,
+        "The scenario's stage events since the start, apart from ingestbench_events_total: sent, accepted, failed for good.",
+    );
+    e.int(name, &[("outcome", "sent")], sc.events_sent);
+    e.int(name, &[("outcome", "accepted")], sc.events_accepted);
+    e.int(name, &[("outcome", "failed")], sc.events_failed);
 }
 
 /// The watched processes (by pid and name), their sum, and ingestbench's own.
@@ -704,6 +727,12 @@ mod tests {
             rss_bytes: rss,
             alive: true,
         };
+        s.scenario = Some(ScenarioNow {
+            events: 70,
+            events_sent: 45,
+            events_accepted: 44,
+            events_failed: 1,
+        });
         s.watched = Some(WatchedNow {
             cpu_cores: 0.75,
             rss_bytes: 50 << 20,
@@ -771,7 +800,7 @@ mod tests {
             }
         }
         assert!(text.ends_with('\n'));
-        assert_eq!(types.len(), 27, "families: {types:?}");
+        assert_eq!(types.len(), 29, "families: {types:?}");
     }
 
     #[test]

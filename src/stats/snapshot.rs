@@ -224,11 +224,23 @@ pub struct Snapshot {
     pub stored: Option<Stored>,
     /// The watched processes and cgroups in the last interval, when any are watched.
     pub watched: Option<WatchedNow>,
+    /// The scenario lane's stage events so far (`run --scenario`), apart from the counts above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scenario: Option<ScenarioNow>,
     pub control: Vec<ControlMark>,
     /// Up to `HISTORY_SECONDS` of the most recent complete seconds, oldest first.
     pub history: Vec<Point>,
     /// Why the run stopped early, once it has.
     pub aborted: Option<String>,
+}
+
+/// A scenario lane's progress: its stage events in all, and so far sent, accepted and failed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ScenarioNow {
+    pub events: u64,
+    pub events_sent: u64,
+    pub events_accepted: u64,
+    pub events_failed: u64,
 }
 
 impl Snapshot {
@@ -265,6 +277,7 @@ impl Snapshot {
             service_buckets: Buckets::default(),
             stored: None,
             watched: None,
+            scenario: None,
             control: Vec::new(),
             history: Vec::new(),
             aborted: None,
