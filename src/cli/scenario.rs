@@ -9,13 +9,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::r#gen::{Format, emit};
+use crate::config::units::Dur;
 use crate::exit::Exit;
 use crate::generate::time;
 use crate::pack::Catalog;
 use crate::pack::entities::{Entities, Sizes};
 use crate::pack::load::Carrier;
 use crate::scenario::file::Speed;
-use crate::scenario::plan::{Scenario, fmt_dur};
+use crate::scenario::plan::Scenario;
 use crate::scenario::play::Player;
 use crate::scenario::{self, attack, truth};
 
@@ -154,7 +155,7 @@ fn describe(s: &Scenario) -> String {
         s.name,
         s.stages.len(),
         s.total_events(),
-        fmt_dur(s.span()),
+        Dur(s.span()),
         s.speed,
         s.seed,
         attack::VERSION
@@ -173,8 +174,8 @@ fn describe(s: &Scenario) -> String {
             st.technique.name,
             st.count,
             s.sources[st.source].def.id,
-            fmt_dur(st.start),
-            fmt_dur(st.end()),
+            Dur(st.start),
+            Dur(st.end()),
             types.join(", "),
             if plays.is_empty() {
                 "no shared entity".to_string()

@@ -102,11 +102,11 @@ pub struct EnginePlan {
     pub scenario: Option<ScenarioPlan>,
 }
 
-/// What the scenario lane plays: the scenario, its time zero (its own anchor, else the
-/// run's start) and each stage's framing.
+/// What the scenario lane plays: the scenario, its time zero (ns since the epoch: its own
+/// anchor, else the run's start) and each stage's framing.
 pub struct ScenarioPlan {
     pub scenario: Arc<Scenario>,
-    pub anchor: Option<i64>,
+    pub anchor: i64,
     pub wire: LaneWire,
 }
 
@@ -326,8 +326,7 @@ fn spawn_lane(
     workers: &mut Workers,
 ) {
     let id = plan.threads.max(1);
-    let anchor = sp.anchor.unwrap_or_else(crate::generate::time::now);
-    let player = Player::new(sp.scenario, &plan.run_id, anchor);
+    let player = Player::new(sp.scenario, &plan.run_id, sp.anchor);
     let lane = Lane::new(player, sp.wire);
     let events = lane.len();
     let Some(poll) = poller(cell, abort) else {

@@ -502,7 +502,7 @@ fn scenario_plan(
     };
     ScenarioPlan {
         scenario: s.clone(),
-        anchor: Some(scenario_anchor(sr, started_wall_ns)),
+        anchor: scenario_anchor(sr, started_wall_ns),
         wire,
     }
 }

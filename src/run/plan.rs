@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::adapter::syslog::SyslogFramer;
 use crate::config::schema::{Adapter, Config, Mode, Profile as ProfileKind, Workload};
 use crate::config::secrets::{self, Store, Token};
+use crate::config::units::Dur;
 use crate::engine::Stop;
 use crate::engine::pacer::Profile;
 use crate::engine::worker::Timeouts;
@@ -453,13 +454,11 @@ fn scenario_plan(
         Stop::Total(n) => profile.time_for(n as f64).map(Duration::from_secs_f64),
     };
     if lasts.is_none_or(|d| plays > d) {
-        let run = lasts.map_or("an unknown time".to_string(), |d| {
-            crate::scenario::plan::fmt_dur(d)
-        });
+        let run = lasts.map_or("an unknown time".to_string(), |d| Dur(d).to_string());
         return Err(SetupError::invalid(format!(
             "--scenario {}: plays for {} at speed {}, and the run's schedule lasts {run}: its last stage events would never be sent; give --scenario-speed (e.g. 60x) or a longer run",
             path.display(),
-            crate::scenario::plan::fmt_dur(plays),
+            Dur(plays),
             s.speed
         )));
     }

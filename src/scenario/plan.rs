@@ -12,6 +12,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::attack::{self, Technique};
 use super::file::{ScenarioDef, Speed, StageDef};
+use crate::config::units::Dur;
 use crate::generate::alias::Alias;
 use crate::generate::time::UnixNs;
 use crate::pack::compile::CompiledPack;
@@ -439,8 +440,8 @@ fn timing_warnings(stages: &[Stage], speed: Speed) -> Vec<Problem> {
                     format!(
                         "overlaps {} ({} to {}): their events interleave in time",
                         a.path,
-                        fmt_dur(a.start),
-                        fmt_dur(a.end())
+                        Dur(a.start),
+                        Dur(a.end())
                     ),
                 ));
             }
@@ -466,7 +467,7 @@ fn timing_warnings(stages: &[Stage], speed: Speed) -> Vec<Problem> {
                 format!(
                     "{} events in {} at speed {speed} play at {} events/s, above {MAX_STAGE_EPS}",
                     b.count,
-                    fmt_dur(b.duration),
+                    Dur(b.duration),
                     if eps.is_finite() {
                         format!("{eps:.0}")
                     } else {
@@ -478,35 +479,11 @@ fn timing_warnings(stages: &[Stage], speed: Speed) -> Vec<Problem> {
         if b.end() > MAX_SPAN {
             w.push((
                 format!("{}.start_offset", b.path),
-                format!("ends {} after the anchor, beyond 24h", fmt_dur(b.end())),
+                format!("ends {} after the anchor, beyond 24h", Dur(b.end())),
             ));
         }
     }
     w
-}
-
-/// `4m`, `1h30m`, `90ms`: the shortest exact form.
-pub fn fmt_dur(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms == 0 {
-        return "0s".into();
-    }
-    if !ms.is_multiple_of(1000) {
-        return format!("{ms}ms");
-    }
-    let s = ms / 1000;
-    let (h, m, sec) = (s / 3600, (s % 3600) / 60, s % 60);
-    let mut out = String::new();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    if sec > 0 {
-        out.push_str(&format!("{sec}s"));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -515,9 +492,10 @@ mod tests {
 
     #[test]
     fn durations_print_short() {
-        assert_eq!(fmt_dur(Duration::from_secs(240)), "4m");
-        assert_eq!(fmt_dur(Duration::from_secs(5400)), "1h30m");
-        assert_eq!(fmt_dur(Duration::from_millis(90)), "90ms");
-        assert_eq!(fmt_dur(Duration::ZERO), "0s");
+        // Stage times in messages are written as configs write durations.
+        assert_eq!(Dur(Duration::from_secs(240)).to_string(), "4m");
+        assert_eq!(Dur(Duration::from_secs(5400)).to_string(), "1h30m");
+        assert_eq!(Dur(Duration::from_millis(90)).to_string(), "90ms");
+        assert_eq!(Dur(Duration::ZERO).to_string(), "0s");
     }
 }

@@ -384,17 +384,19 @@ pub fn constant_time_eq(given: &[u8], expected: &[u8]) -> bool {
     std::hint::black_box(diff) == 0
 }
 
+/// A loopback policy without a token, for tests of the pages built on these rules.
+#[cfg(test)]
+pub fn local(port: u16) -> Policy {
+    Policy {
+        port,
+        loopback: true,
+        token: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn local(port: u16) -> Policy {
-        Policy {
-            port,
-            loopback: true,
-            token: None,
-        }
-    }
 
     #[test]
     fn host_allowlist() {

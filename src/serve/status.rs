@@ -462,15 +462,7 @@ fn parse_no_arguments(body: &[u8]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::guard::{Field, hashes, inline_blocks};
-
-    fn local(port: u16) -> Policy {
-        Policy {
-            port,
-            loopback: true,
-            token: None,
-        }
-    }
+    use crate::serve::guard::{Field, hashes, inline_blocks, local};
 
     #[test]
     fn rate_bodies() {
