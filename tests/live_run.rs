@@ -165,12 +165,20 @@ fn metrics_status_and_control_of_a_real_run_agree_with_its_report() {
         assert!(Instant::now() < deadline, "nothing accepted in 15 s");
         std::thread::sleep(Duration::from_millis(200));
     };
-    std::thread::sleep(Duration::from_millis(1200));
-    let b = prom::parse_exposition(&python, &wait_get(&metrics_url));
-    let (a_acc, b_acc) = (
-        sample(&a, "ingestbench_events_total", Some(accepted)),
-        sample(&b, "ingestbench_events_total", Some(accepted)),
-    );
+    // Snapshots come once a second; a loaded CI machine can delay one, so the second scrape
+    // waits for a newer snapshot (bounded), and the counter must have grown by then.
+    let a_acc = sample(&a, "ingestbench_events_total", Some(accepted));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let b = loop {
+        std::thread::sleep(Duration::from_millis(600));
+        let b = prom::parse_exposition(&python, &wait_get(&metrics_url));
+        if sample(&b, "ingestbench_events_total", Some(accepted)) > a_acc
+            || Instant::now() >= deadline
+        {
+            break b;
+        }
+    };
+    let b_acc = sample(&b, "ingestbench_events_total", Some(accepted));
     assert!(b_acc > a_acc && a_acc > 0.0, "{a_acc} then {b_acc}");
     for (name, label) in [
         ("ingestbench_events_total", Some(("outcome", "sent"))),
