@@ -121,9 +121,8 @@ fn summary(c: &config::Config) -> String {
     if w.find_ceiling {
         let p = crate::run::ceiling::Params::of(w);
         return format!(
-            "source {} {}, adapter {} -> {}, ceiling search from {} eps (x{} up, {} % precision, at most {} steps of {} + {})",
-            c.source.id,
-            c.source.version,
+            "source {}, adapter {} -> {}, ceiling search from {} eps (x{} up, {} % precision, at most {} steps of {} + {})",
+            c.source_label(),
             c.target.adapter,
             c.target.url,
             p.start_eps,
@@ -157,7 +156,9 @@ fn summary(c: &config::Config) -> String {
         _ => String::new(),
     };
     format!(
-        "source {} {}, adapter {} -> {}, {rate}, {stop}",
-        c.source.id, c.source.version, c.target.adapter, c.target.url
+        "source {}, adapter {} -> {}, {rate}, {stop}",
+        c.source_label(),
+        c.target.adapter,
+        c.target.url
     )
 }

@@ -239,6 +239,7 @@ mod tests {
                     service: new_histogram(),
                     last: false,
                     account: None,
+                    phases: None,
                 },
                 |_| 100.0,
             );

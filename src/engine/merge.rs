@@ -44,6 +44,8 @@ pub struct Merger {
     log: Option<SecondLog>,
     /// Each worker's account of its seqs, as its last interval brings it.
     pub agents: Vec<AgentAccount>,
+    /// A plain HTTP load's request phases, from every worker's last interval.
+    pub phases: Option<crate::stats::phases::Phases>,
 }
 
 /// What hears of each second as it closes: `(t, intended, service)`.
@@ -67,6 +69,7 @@ impl Merger {
             done: vec![false; threads],
             log: None,
             agents: Vec::new(),
+            phases: None,
         }
     }
 
@@ -92,6 +95,9 @@ impl Merger {
         if let Some(a) = iv.account {
             self.agents.push(a);
             self.agents.sort_by_key(|a| a.agent);
+        }
+        if let Some(ph) = &iv.phases {
+            self.phases.get_or_insert_with(Default::default).add(ph);
         }
         self.totals.add(&iv.counters);
         let _ = self.latency.add(&iv.latency);
@@ -205,6 +211,7 @@ mod tests {
             service: new_histogram(),
             last,
             account: None,
+            phases: None,
         }
     }
 

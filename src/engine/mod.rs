@@ -83,7 +83,8 @@ pub struct EnginePlan {
     pub stop: Stop,
     pub batch_events: usize,
     pub batch_bytes: usize,
-    pub pack: Arc<CompiledPack>,
+    /// The source pack; `None` for a plain HTTP load sending a fixed body.
+    pub pack: Option<Arc<CompiledPack>>,
     pub seed: u64,
     pub run_id: String,
     pub timeline: Timeline,
@@ -252,8 +253,10 @@ fn spawn_workers(
             },
             batch_events: plan.batch_events,
             batch_bytes: plan.batch_bytes,
-            generator: Generator::new(plan.pack.program.clone(), plan.seed, &plan.run_id)
-                .with_jitter(plan.jitter_ns),
+            generator: plan.pack.as_ref().map(|p| {
+                Generator::new(p.program.clone(), plan.seed, &plan.run_id)
+                    .with_jitter(plan.jitter_ns)
+            }),
             timeline: plan.timeline.clone(),
             start,
             start_wall_ns,
@@ -346,7 +349,10 @@ fn spawn_lane(
         total: Some(events),
         batch_events: plan.batch_events,
         batch_bytes: plan.batch_bytes,
-        generator: Generator::new(plan.pack.program.clone(), plan.seed, &plan.run_id),
+        generator: plan
+            .pack
+            .as_ref()
+            .map(|p| Generator::new(p.program.clone(), plan.seed, &plan.run_id)),
         timeline: plan.timeline.clone(),
         start,
         start_wall_ns,
@@ -535,6 +541,7 @@ impl Coordinator<'_> {
             paused: Duration::from_secs_f64(paused),
             control: self.cell.marks(),
             agents: m.agents,
+            phases: m.phases,
             scenario,
         }
     }

@@ -326,6 +326,7 @@ pub static QUESTIONS: &[Question] = &[
                     "http(s)://host:8088 of the HEC (the /services/collector paths are added), or builtin"
                 }
                 Adapter::Syslog => "tcp://, udp:// or tls://host:port of the receiver, or builtin",
+                Adapter::Http => "http(s)://host:port/path the requests go to, or builtin",
             })
         },
         set: set_url,

@@ -130,6 +130,7 @@ fn target(y: &mut Yaml, a: &Answers) {
         Adapter::Lphc => "JSON-batch HTTP collector",
         Adapter::GenericHec => "Splunk HTTP Event Collector",
         Adapter::Syslog => "syslog: one message per event",
+        Adapter::Http => "plain HTTP requests: one event or a fixed body each",
     };
     y.line(1, &format!("adapter: {}", a.adapter), what);
     let where_ = if a.builtin() {
