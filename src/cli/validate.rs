@@ -134,6 +134,7 @@ fn summary(c: &config::Config) -> String {
         );
     }
     let rate = match w.profile {
+        Profile::Closed => "closed loop (as fast as answered)".into(),
         Profile::Steady => match w.eps {
             Some(e) => format!("steady {e} eps"),
             None => "steady".into(),

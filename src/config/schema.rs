@@ -113,6 +113,8 @@ yaml_enum!(
         Burst = "burst",
         Ramp = "ramp",
         Steps = "steps",
+        /// No rate: each connection sends its next request when the last is answered.
+        Closed = "closed",
     }
 );
 

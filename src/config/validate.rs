@@ -37,6 +37,12 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
         request_cap(c, p, r);
     }
     target(&c.target, r, store);
+    if c.workload.profile == Profile::Closed && c.target.adapter != Adapter::Http {
+        r.error(
+            "workload.profile",
+            "closed (no rate: each connection sends when answered) is for adapter http; an event run keeps a schedule (find the most it takes with find_ceiling)",
+        );
+    }
     if let Some(s) = &c.source {
         source(s, c.mode, r, packs);
         if c.target
@@ -1067,6 +1073,7 @@ fn ceiling(w: &Workload, r: &mut Reader) {
 pub fn peak_eps(w: &Workload) -> f64 {
     let peak = match w.profile {
         Profile::Steady => w.eps.unwrap_or(0.0),
+        Profile::Closed => crate::engine::pacer::CLOSED_EPS,
         Profile::Burst => w.burst.as_ref().map_or(0.0, |b| b.high_eps.max(b.low_eps)),
         Profile::Ramp => w.ramp.as_ref().map_or(0.0, |r| r.from_eps.max(r.to_eps)),
         Profile::Steps => w.steps.iter().flatten().map(|s| s.eps).fold(0.0, f64::max),

@@ -381,9 +381,13 @@ fn spawn_lane(
 }
 
 /// Events the schedule asks for in second `t`, none after the window's `end`.
-fn second_target(s: &Schedule, t: u32, end: f64) -> f64 {
+/// Events due in second `t` of the window ending at `end`; `None` in a closed loop.
+fn second_target(s: &Schedule, t: u32, end: f64) -> Option<f64> {
+    if s.is_closed() {
+        return None;
+    }
     let (a, b) = (f64::from(t).min(end), (f64::from(t) + 1.0).min(end));
-    s.due(b) - s.due(a)
+    Some(s.due(b) - s.due(a))
 }
 
 struct Coordinator<'a> {
@@ -404,7 +408,7 @@ impl Coordinator<'_> {
         if let (Some(id), Some(m)) = (workers.lane, self.lane.as_mut())
             && iv.worker == id
         {
-            let (_, l, s) = m.add(iv, |_| 0.0);
+            let (_, l, s) = m.add(iv, |_| Some(0.0));
             if let Some(b) = workers.backs.get(id) {
                 let _ = b.try_send((l, s));
             }
@@ -486,6 +490,8 @@ impl Coordinator<'_> {
         }
         let sched_end = match self.plan.stop {
             Stop::After(d) => self.sched.time_at_active(d.as_secs_f64()),
+            // A closed loop's count is done when it is answered, not at a scheduled instant.
+            Stop::Total(_) if self.sched.is_closed() => None,
             Stop::Total(n) => self.sched.time_for(n as f64),
         };
         if let Some(t) = sched_end {
@@ -511,7 +517,12 @@ impl Coordinator<'_> {
         let end = self.window_end(secs);
         // The measured window starts after the warm-up (whole seconds, as the rows are).
         let warm = (self.plan.warmup.as_secs_f64().ceil()).min(end);
-        let target_events = self.due_by(end) - self.due_by(warm);
+        // A closed loop asks for nothing beyond what it sends: its target is what it sent.
+        let target_events = if self.sched.is_closed() {
+            self.merger.measured.events_sent as f64
+        } else {
+            self.due_by(end) - self.due_by(warm)
+        };
         let paused = (secs - self.sched.active(secs)).max(0.0);
         let window =
             Duration::from_secs_f64((self.sched.active(end) - self.sched.active(warm)).max(0.0));

@@ -344,6 +344,9 @@ struct Worker {
     account: AgentAccount,
     /// A plain HTTP load's request phases (sent with the last interval).
     phases: Option<Box<Phases>>,
+    /// A closed loop: no schedule, so a request's intended time is when it is sent, and
+    /// nothing is late or owed.
+    closed: bool,
 }
 
 impl Worker {
@@ -450,6 +453,7 @@ impl Worker {
             cpu_mark: thread_cpu_ns(),
             account: AgentAccount::new(p.id as u32),
             phases: plain.then(Box::default),
+            closed: p.schedule.schedule().is_closed(),
         };
         if bodiless {
             for l in &mut w.links {
@@ -495,6 +499,8 @@ impl Worker {
     fn plan_limit(&mut self, p: &WorkerPlan) {
         let end = match (p.stop_after, p.total) {
             (Some(d), _) => self.sched.time_at_active(d.as_secs_f64()),
+            // A closed loop's last request goes when the one before is answered.
+            (None, Some(_)) if self.closed => None,
             (None, Some(n)) => self.time_of(p, n),
             (None, None) => None,
         };
@@ -836,9 +842,11 @@ impl Worker {
                     if self.batches[k].events == 0 {
                         continue;
                     }
-                    let lag = now.saturating_duration_since(due).as_nanos() as u64;
-                    self.counters.lag_ns_sum += lag;
-                    self.counters.lag_ns_max = self.counters.lag_ns_max.max(lag);
+                    if !self.closed {
+                        let lag = now.saturating_duration_since(due).as_nanos() as u64;
+                        self.counters.lag_ns_sum += lag;
+                        self.counters.lag_ns_max = self.counters.lag_ns_max.max(lag);
+                    }
                     self.counters.events_sent += self.batches[k].events;
                     k
                 }
@@ -1072,7 +1080,7 @@ impl Worker {
         b.seqs = n;
         self.scheduled += n;
         b.events = n - skipped;
-        b.intended = due;
+        b.intended = if self.closed { now } else { due };
         b.attempts = 0;
         b.last_cause = 0;
     }
@@ -1404,7 +1412,7 @@ impl Worker {
         let owed = self
             .owed_at(p, now.duration_since(p.start).as_secs_f64())
             .min(self.limit);
-        self.counters.backlog_events = if last {
+        self.counters.backlog_events = if last || self.closed {
             0
         } else {
             owed.saturating_sub(self.scheduled)

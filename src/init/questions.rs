@@ -660,7 +660,14 @@ pub static QUESTIONS: &[Question] = &[
             )
         },
         set: |a, t, _| {
-            a.profile = one_of(t, Profile::parse)?;
+            let p = one_of(t, Profile::parse)?;
+            if p == Profile::Closed {
+                return Err(
+                    "closed (no rate, as fast as answered) is for plain HTTP load: ingestbench http"
+                        .into(),
+                );
+            }
+            a.profile = p;
             Ok(())
         },
     },
@@ -906,7 +913,7 @@ fn default_run_time(a: &Answers) -> Dur {
         Profile::Ramp => Dur(a.ramp_over.0 + minute),
         Profile::Steps => Dur(a.steps.iter().map(|(_, h)| h.0).sum()),
         Profile::Burst => Dur((a.burst_period.0 * 6).max(minute)),
-        Profile::Steady => Dur(minute),
+        Profile::Steady | Profile::Closed => Dur(minute),
     }
 }
 

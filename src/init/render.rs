@@ -114,6 +114,7 @@ fn rate_summary(a: &Answers) -> String {
             a.burst_high, a.burst_low, a.burst_period
         ),
         Profile::Steps => format!("{} steps of rate", a.steps.len()),
+        Profile::Closed => "no rate: as fast as the target answers".into(),
     }
 }
 
@@ -344,6 +345,7 @@ fn workload(y: &mut Yaml, a: &Answers) {
         "steady | ramp | burst | steps",
     );
     match a.profile {
+        Profile::Closed => {}
         Profile::Steady => y.line(
             1,
             &format!("eps: {}", a.eps),

@@ -633,6 +633,7 @@ pub fn profile(w: &Workload) -> Result<Profile, SetupError> {
                 SetupError::invalid("workload.eps is needed for a steady run; give --eps")
             })?,
         },
+        ProfileKind::Closed => Profile::Closed,
         ProfileKind::Burst => {
             let b = w.burst.as_ref().ok_or_else(|| missing("burst"))?;
             Profile::Burst {
