@@ -2,6 +2,7 @@
 //! `run`, which returns the process exit code. Usage errors exit 2, `--help` exits 0.
 
 mod r#gen;
+mod http;
 mod init;
 mod probe;
 mod run;
@@ -40,6 +41,7 @@ struct Top {
 enum Command {
     Run(run::Args),
     Probe(probe::Args),
+    Http(http::Args),
     Validate(validate::Args),
     Init(init::Args),
     Gen(r#gen::Args),
@@ -60,7 +62,13 @@ pub fn run(args: &[String]) -> i32 {
         .first()
         .map(|s| program_name(s))
         .unwrap_or("ingestbench");
-    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    let mut rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    // argh's long names cannot hold a dot: `http --http1.1` is spelled `--http11` for it.
+    if rest.first() == Some(&"http") {
+        for a in rest.iter_mut().filter(|a| **a == "--http1.1") {
+            *a = "--http11";
+        }
+    }
     let top = match Top::from_args(&[name], &rest) {
         Ok(t) => t,
         Err(early) => {
@@ -82,6 +90,7 @@ pub fn run(args: &[String]) -> i32 {
     let code = match top.command {
         Command::Run(a) => run::run(a),
         Command::Probe(a) => probe::run(a),
+        Command::Http(a) => http::run(a),
         Command::Validate(a) => validate::run(a),
         Command::Init(a) => init::run(a),
         Command::Gen(a) => r#gen::run(a),

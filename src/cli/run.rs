@@ -155,7 +155,7 @@ fn overrides(a: &Args) -> Result<Overrides, SetupError> {
     })
 }
 
-fn fail(e: &SetupError) -> Exit {
+pub(super) fn fail(e: &SetupError) -> Exit {
     for m in e.messages() {
         super::err(&format!("error: {m}"));
     }
@@ -191,7 +191,20 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
         let outcome = find_ceiling(loaded.config, &p, &ov, &catalog, &store)?;
         return Ok(print(a, outcome));
     }
-    let plan = run::plan(loaded.config, &ov, &catalog, &store)?;
+    run_planned(loaded.config, &ov, &catalog, &store, |o| print(a, o))
+}
+
+/// Plans and runs `config` with `ov` — warnings and what is served where on stderr, the live
+/// line on a terminal — then `report` prints the outcome and gives the exit code, and the
+/// status page and /metrics linger if asked. `run` and `http` both run this way.
+pub(super) fn run_planned(
+    config: crate::config::schema::Config,
+    ov: &Overrides,
+    catalog: &Catalog,
+    store: &Store,
+    report: impl FnOnce(run::RunOutcome) -> Exit,
+) -> Result<Exit, SetupError> {
+    let plan = run::plan(config, ov, catalog, store)?;
     for w in &plan.warnings {
         super::err(&format!("warning: {w}"));
     }
@@ -206,7 +219,7 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
     }
     let handle = run.start(observers)?;
     let outcome = handle.wait()?;
-    let exit = print(a, outcome);
+    let exit = report(outcome);
     if let Some(l) = live.lingering() {
         super::err(&format!(
             "note: serving the final figures for {} more",
@@ -255,6 +268,11 @@ fn print(a: &Args, outcome: run::RunOutcome) -> Exit {
             super::out(&serde_json::to_string_pretty(&outcome.report).unwrap_or_default())
         }
     }
+    tell(&outcome)
+}
+
+/// The notes and the reasons for a non-zero exit, on stderr; gives the exit code.
+pub(super) fn tell(outcome: &run::RunOutcome) -> Exit {
     for n in &outcome.notes {
         super::err(&format!("error: {n}"));
     }

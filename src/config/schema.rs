@@ -237,6 +237,9 @@ pub struct HttpSpec {
     /// Keep connections open between requests (default); false sends `Connection: close`
     /// and opens a connection per request.
     pub keepalive: bool,
+    /// A request unanswered this long is a timeout (default 30s).
+    #[serde(serialize_with = "opt_text")]
+    pub timeout: Option<Dur>,
 }
 
 /// Where the token comes from; never the token itself.
@@ -863,6 +866,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
             content_type: h.get(r, "content_type"),
             expect_status: h.get(r, "expect_status").unwrap_or_default(),
             keepalive: h.get(r, "keepalive").unwrap_or(true),
+            timeout: h.get(r, "timeout"),
         };
         h.finish(r);
         v

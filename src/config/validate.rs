@@ -402,6 +402,14 @@ fn http_target(t: &Target, r: &mut Reader) {
             "a header value may not hold a line break",
         );
     }
+    if let Some(t) = h.timeout
+        && (t.0.is_zero() || t.0 > std::time::Duration::from_secs(3600))
+    {
+        r.error(
+            "target.http.timeout",
+            format!("must be above 0 and at most 1h, found {t}"),
+        );
+    }
     for (i, st) in h.expect_status.iter().enumerate() {
         if !(100..=599).contains(st) {
             r.error(

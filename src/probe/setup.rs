@@ -16,6 +16,7 @@ use crate::probe::TargetInfo;
 use crate::run::target::{self, Destination, Endpoint, Transport};
 use crate::run::{self, Overrides, RunPlan, SetupError};
 use crate::sink::{self, SinkHandle};
+use crate::yaml::quoted as q;
 
 /// How a probe runs.
 #[derive(Clone, Debug)]
@@ -229,10 +230,6 @@ pub fn guess_adapter(url: &str) -> Result<Adapter, String> {
             "--url {url}: scheme {other:?} is not one of http, https, tcp, tls, udp"
         )),
     }
-}
-
-fn q(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
 }
 
 /// The config text of a probe of `u` (JSON-quoted values are YAML double-quoted scalars, so

@@ -149,6 +149,171 @@ fn steps(t: &Phase) -> Vec<Step> {
     out
 }
 
+/// The text report of `ingestbench http`, laid out as hey's and rpcload's (seconds, as they
+/// print them) with what they lack: the intended (CO-free) latency beside the service latency
+/// when a rate was asked, errors by kind, the SLOs, and the verdict line.
+pub fn text(r: &super::Report) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let Some(h) = &r.http else {
+        return super::text::render(r);
+    };
+    let s = &r.summary;
+    let secs =
+        |ms: Option<f64>| ms.map_or_else(|| "-".to_string(), |v| format!("{:.4} secs", v / 1000.0));
+    let _ = writeln!(o, "Summary:");
+    let _ = writeln!(o, "  Total:\t{:.4} secs", r.duration_s);
+    let _ = writeln!(o, "  Slowest:\t{}", secs(h.slowest_ms));
+    let _ = writeln!(o, "  Fastest:\t{}", secs(h.fastest_ms));
+    let _ = writeln!(o, "  Average:\t{}", secs(h.average_ms));
+    let _ = writeln!(o, "  Requests/sec:\t{:.4}", h.requests_per_s);
+    let _ = writeln!(o);
+    let _ = writeln!(o, "  Total data:\t{} bytes", h.response_bytes);
+    let _ = writeln!(
+        o,
+        "  Size/request:\t{} bytes",
+        h.response_bytes_per_request.map_or(0, |v| v.round() as u64)
+    );
+    let _ = writeln!(
+        o,
+        "  Sent:\t\t{} bytes ({} per request)",
+        s.bytes_sent,
+        h.request_bytes.map_or(0, |v| v.round() as u64)
+    );
+    let target = if r.config["workload"]["profile"] == "closed" {
+        "none (closed loop: each connection sends when answered)".to_string()
+    } else {
+        format!(
+            "{:.1} requests/s (achieved {:.1})",
+            s.target_eps, s.achieved_eps
+        )
+    };
+    let _ = writeln!(o, "  Rate:\t\t{target}");
+    histogram(&mut o, h);
+    latency(&mut o, r);
+    details(&mut o, h);
+    let _ = writeln!(o, "\nStatus code distribution:");
+    for (code, n) in &r.status {
+        let ok = code.parse::<u16>().is_ok_and(|c| {
+            if h.expect_status.is_empty() {
+                (200..300).contains(&c)
+            } else {
+                h.expect_status.contains(&c)
+            }
+        });
+        let _ = writeln!(
+            o,
+            "  [{code}]\t{n} responses{}",
+            if ok { "" } else { "  (failed)" }
+        );
+    }
+    let errors = [
+        ("connect", s.connect_errors),
+        ("reset", s.connection_resets),
+        ("timeout", s.timeouts),
+        ("protocol", s.protocol_errors),
+        (
+            "tls",
+            u64::from(r.aborted.as_deref().is_some_and(|a| a.contains("TLS"))),
+        ),
+    ];
+    if errors.iter().any(|(_, n)| *n > 0) {
+        let _ = writeln!(o, "\nError distribution:");
+        for (kind, n) in errors.iter().filter(|(_, n)| *n > 0) {
+            let _ = writeln!(o, "  [{n}]\t{kind}");
+        }
+    }
+    if !r.slo.is_empty() {
+        super::text::slo_table(&mut o, &r.slo);
+    }
+    super::text::verdict(&mut o, r);
+    o
+}
+
+fn histogram(o: &mut String, h: &HttpReport) {
+    use std::fmt::Write;
+    let _ = writeln!(o, "\nResponse time histogram:");
+    let most = h
+        .histogram
+        .iter()
+        .map(|s| s.count)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    for s in &h.histogram {
+        let bar = "■".repeat(((s.count * 40).div_ceil(most)) as usize);
+        let _ = writeln!(o, "  {:.3} [{}]\t|{bar}", s.le_ms / 1000.0, s.count);
+    }
+}
+
+fn latency(o: &mut String, r: &super::Report) {
+    use std::fmt::Write;
+    let open_loop = r.config["workload"]["profile"] != "closed";
+    let total = &r
+        .http
+        .as_ref()
+        .map(|h| h.phases_ms.total.percentiles.clone())
+        .unwrap_or_default();
+    if open_loop {
+        let _ = writeln!(
+            o,
+            "\nLatency distribution (intended: from each request's scheduled time, free of coordinated omission | service: from its write):"
+        );
+    } else {
+        let _ = writeln!(o, "\nLatency distribution:");
+    }
+    let intended = &r.latency_ms.intended;
+    for (key, pct, v) in total.fields() {
+        if key == "max" {
+            continue;
+        }
+        let Some(v) = total.shown(pct, v) else {
+            continue;
+        };
+        if open_loop {
+            let i = intended
+                .fields()
+                .iter()
+                .find(|f| f.0 == key)
+                .and_then(|f| intended.shown(f.1, f.2));
+            let i = i.map_or_else(|| "-".into(), |x| format!("{:.4} secs", x / 1000.0));
+            let _ = writeln!(o, "  {pct}% in {i} | {:.4} secs", v / 1000.0);
+        } else {
+            let _ = writeln!(o, "  {pct}% in {:.4} secs", v / 1000.0);
+        }
+    }
+}
+
+fn details(o: &mut String, h: &HttpReport) {
+    use std::fmt::Write;
+    let _ = writeln!(o, "\nDetails (average, fastest, slowest, p99):");
+    let dns = h.dns_ms.map_or_else(
+        || "none (an address or the built-in sink)".to_string(),
+        |v| format!("{:.4} secs, once at the start", v / 1000.0),
+    );
+    let _ = writeln!(o, "  DNS lookup:\t{dns}");
+    let p = &h.phases_ms;
+    for (name, ph) in [
+        ("connect", &p.connect),
+        ("TLS handshake", &p.tls),
+        ("req write", &p.write),
+        ("resp wait", &p.wait),
+        ("resp read", &p.read),
+    ] {
+        let f = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{:.4}", x / 1000.0));
+        let p99 = ph.percentiles.shown(99.0, ph.percentiles.p99);
+        let _ = writeln!(
+            o,
+            "  {name}:\t{} secs, {} secs, {} secs, {} secs",
+            f(ph.mean),
+            f(ph.fastest),
+            f(ph.slowest),
+            f(p99)
+        );
+    }
+    let _ = writeln!(o, "  connections opened:\t{}", h.connections_opened);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -580,7 +580,7 @@ fn timeline_rows(o: &mut String, rows: &[SecondRow], how: Timeline) {
     }
 }
 
-fn slo_table(o: &mut String, rows: &[slo::SloResult]) {
+pub fn slo_table(o: &mut String, rows: &[slo::SloResult]) {
     if rows.is_empty() {
         return;
     }
@@ -611,7 +611,7 @@ fn slo_table(o: &mut String, rows: &[slo::SloResult]) {
 }
 
 /// The last line: `PASS  exit 0`, or `FAIL  exit N: reason; reason`.
-fn verdict(o: &mut String, r: &Report) {
+pub fn verdict(o: &mut String, r: &Report) {
     let v = &r.verdict;
     let _ = writeln!(o);
     if v.pass {

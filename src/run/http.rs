@@ -52,6 +52,7 @@ pub fn plan(cfg: &Config) -> Result<Option<HttpPlan>, SetupError> {
             content_type: None,
             expect_status: Vec::new(),
             keepalive: true,
+            timeout: None,
         });
     let body: Option<Vec<u8>> = match (&spec.body, &spec.body_file) {
         (Some(b), _) => Some(b.as_bytes().to_vec()),

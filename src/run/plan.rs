@@ -320,7 +320,12 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn timeouts(cfg: &Config) -> Timeouts {
     Timeouts {
-        request: REQUEST_TIMEOUT,
+        request: cfg
+            .target
+            .http
+            .as_ref()
+            .and_then(|h| h.timeout)
+            .map_or(REQUEST_TIMEOUT, |d| d.0),
         drain: DRAIN_TIMEOUT,
         // A plain HTTP request is not retried: a failure is a failure, as in hey.
         max_attempts: if cfg.target.adapter == Adapter::Http {
