@@ -531,6 +531,12 @@ macro_rules! yaml_enum {
     };
 }
 
+/// `s` as a YAML double-quoted scalar (JSON's string syntax is YAML's): text from a command
+/// line written into a config this way cannot change the document's shape.
+pub fn quoted(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -661,10 +667,4 @@ mod tests {
         );
         assert_eq!(Color::Green.to_string(), "green");
     }
-}
-
-/// `s` as a YAML double-quoted scalar (JSON's string syntax is YAML's): text from a command
-/// line written into a config this way cannot change the document's shape.
-pub fn quoted(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
 }
