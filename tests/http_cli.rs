@@ -225,6 +225,56 @@ fn statuses_other_than_the_expected_one_fail_the_run() {
 }
 
 #[test]
+fn a_unix_socket_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("app.sock");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/unix_http.py");
+    let mut server = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(&sock)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let mut out = std::io::BufReader::new(server.stdout.take().unwrap());
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line.trim(), "listening");
+    let (code, v, text) = http(&[
+        "http://localhost/app",
+        "--unix-socket",
+        sock.to_str().unwrap(),
+        "-n",
+        "400",
+        "-c",
+        "2",
+        "-o",
+        "json",
+    ]);
+    support::stop_child(&mut server);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(u(&v["status"]["200"]), 400);
+    assert_eq!(
+        v["target"]["address"],
+        format!("unix:{}", sock.display()).as_str()
+    );
+    let h = &v["http"];
+    assert_eq!(h["dns_ms"], Value::Null, "nothing to resolve");
+    assert_eq!(u(&h["response_bytes"]), 400 * 8);
+    assert_phases_add_up(h);
+    // Nothing listening there: unreachable, exit 6.
+    let (code, _, text) = http(&[
+        "http://localhost/",
+        "--unix-socket",
+        dir.path().join("none.sock").to_str().unwrap(),
+        "-n",
+        "5",
+    ]);
+    assert_eq!(code, Some(6), "{text}");
+    assert!(text.contains("unix:"), "{text}");
+}
+
+#[test]
 fn refusals_and_usage_errors() {
     let port = free_port();
     let (code, _, out) = http(&[&format!("http://127.0.0.1:{port}/"), "-n", "10"]);

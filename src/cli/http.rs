@@ -71,6 +71,9 @@ pub struct Args {
     /// each request on a new connection (Connection: close)
     #[argh(switch)]
     disable_keepalive: bool,
+    /// connect to this Unix socket; the URL then gives only the Host header and the path
+    #[argh(option)]
+    unix_socket: Option<String>,
     /// same as --http1.1: HTTP/1.1 with keep-alive, what is always sent (taken for command lines
     /// written for other tools)
     #[argh(switch, long = "http11")]
@@ -242,6 +245,9 @@ pub fn config_text(a: &Args) -> Result<String, SetupError> {
     }
     if let Some(t) = &a.timeout {
         http.push(format!("timeout: {}", q(&timeout(t)?)));
+    }
+    if let Some(u) = &a.unix_socket {
+        http.push(format!("unix_socket: {}", q(u)));
     }
     let mut t = format!("  adapter: http\n  url: {}\n", q(&a.url));
     if !http.is_empty() {

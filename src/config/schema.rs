@@ -240,6 +240,8 @@ pub struct HttpSpec {
     /// A request unanswered this long is a timeout (default 30s).
     #[serde(serialize_with = "opt_text")]
     pub timeout: Option<Dur>,
+    /// Connect to this Unix socket; the url then gives only the `Host` header and the path.
+    pub unix_socket: Option<String>,
 }
 
 /// Where the token comes from; never the token itself.
@@ -867,6 +869,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
             expect_status: h.get(r, "expect_status").unwrap_or_default(),
             keepalive: h.get(r, "keepalive").unwrap_or(true),
             timeout: h.get(r, "timeout"),
+            unix_socket: h.get(r, "unix_socket"),
         };
         h.finish(r);
         v

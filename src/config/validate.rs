@@ -394,6 +394,12 @@ fn http_target(t: &Target, r: &mut Reader) {
             r.error(&path, "a header value may not hold a line break");
         }
     }
+    if h.unix_socket.is_some() && t.url == "builtin" {
+        r.error(
+            "target.http.unix_socket",
+            "the built-in sink listens on TCP; give the url of the server behind the socket",
+        );
+    }
     if let Some(ct) = &h.content_type
         && ct.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
     {

@@ -26,7 +26,7 @@ use crate::engine::lane::{Lane, LaneWire};
 use crate::engine::schedule::{Schedule, ScheduleCell};
 use crate::generate::timeline::Timeline;
 use crate::generate::{EventCtx, Generator, time};
-use crate::net::conn::{Conn, ConnectError, ReadStatus, State};
+use crate::net::conn::{Conn, ConnectError, Peer, ReadStatus, State};
 use crate::net::http::write_request_head;
 use crate::net::tls::TlsClient;
 use crate::net::udp::{SendCost, UdpLink};
@@ -73,6 +73,8 @@ pub struct WorkerPlan {
     pub threads: usize,
     pub core: Option<core_affinity::CoreId>,
     pub addr: SocketAddr,
+    /// Connect to this Unix socket instead of `addr` (plain HTTP's `--unix-socket`).
+    pub unix: Option<Arc<std::path::Path>>,
     pub conns: usize,
     /// This worker's part of the global schedule.
     pub share: f64,
@@ -653,9 +655,12 @@ impl Worker {
                 .last_connect_error
                 .as_deref()
                 .unwrap_or("no connection");
+            let peer = match &p.unix {
+                Some(path) => format!("unix:{}", path.display()),
+                None => p.addr.to_string(),
+            };
             p.abort.set(AbortReason::Unreachable(format!(
-                "cannot connect to {}: {why}",
-                p.addr
+                "cannot connect to {peer}: {why}"
             )));
         }
     }
@@ -733,7 +738,13 @@ impl Worker {
                 Socket::Datagram(u) => u.open(p.addr, true, registry).map(|()| {
                     self.ever_connected = true;
                 }),
-                Socket::Stream(c) => c.connect(p.addr, self.tls.as_ref(), registry),
+                Socket::Stream(c) => {
+                    let peer = match &p.unix {
+                        Some(path) => Peer::Unix(path),
+                        None => Peer::Tcp(p.addr),
+                    };
+                    c.connect_to(peer, self.tls.as_ref(), registry)
+                }
             };
             if let Err(e) = result {
                 self.connect_failed(i, now, e.to_string());

@@ -2,12 +2,13 @@
 //! socket is writable and has no pending error), an optional TLS session driven without
 //! blocking (`Handshaking` until rustls is done), writes that stop at `WouldBlock` and keep
 //! their offset, reads into the connection's `ResponseReader`, and a close that deregisters.
-//! Errors are values for the worker to count, never panics.
+//! Errors are values for the worker to count, never panics. The socket is TCP, or a Unix
+//! stream socket (plain HTTP load's `--unix-socket`); everything above it is the same.
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::SocketAddr;
 
-use mio::net::TcpStream;
+use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Registry, Token};
 use rustls::ClientConnection;
 
@@ -27,7 +28,7 @@ pub struct Conn {
     pub state: State,
     /// When the TCP connection of the current setup was established.
     pub connected_at: Option<std::time::Instant>,
-    stream: Option<TcpStream>,
+    stream: Option<Stream>,
     tls: Option<ClientConnection>,
     pub reader: ResponseReader,
 }
@@ -58,6 +59,75 @@ impl std::fmt::Display for ConnectError {
     }
 }
 
+/// Where a connection goes.
+#[derive(Clone, Copy, Debug)]
+pub enum Peer<'a> {
+    Tcp(SocketAddr),
+    Unix(&'a std::path::Path),
+}
+
+/// The socket under a connection.
+enum Stream {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Stream {
+    fn take_error(&self) -> io::Result<Option<io::Error>> {
+        match self {
+            Stream::Tcp(s) => s.take_error(),
+            Stream::Unix(s) => s.take_error(),
+        }
+    }
+
+    /// `Ok` once the connect has completed, `NotConnected` while it is in progress.
+    fn connected(&self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.peer_addr().map(|_| ()),
+            Stream::Unix(s) => s.peer_addr().map(|_| ()),
+        }
+    }
+
+    fn source(&mut self) -> &mut dyn mio::event::Source {
+        match self {
+            Stream::Tcp(s) => s,
+            Stream::Unix(s) => s,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write_vectored(bufs),
+            Stream::Unix(s) => s.write_vectored(bufs),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            Stream::Unix(s) => s.flush(),
+        }
+    }
+}
+
 /// Plaintext rustls may hold before it has written it out as TLS records.
 const TLS_BUFFER: usize = 256 * 1024;
 
@@ -80,10 +150,31 @@ impl Conn {
         tls: Option<&TlsClient>,
         registry: &Registry,
     ) -> io::Result<()> {
+        self.connect_to(Peer::Tcp(addr), tls, registry)
+    }
+
+    /// Starts a non-blocking connect to `peer` (TCP or a Unix socket); with `tls`, a TLS
+    /// session follows.
+    pub fn connect_to(
+        &mut self,
+        peer: Peer,
+        tls: Option<&TlsClient>,
+        registry: &Registry,
+    ) -> io::Result<()> {
         self.close(registry);
-        let mut s = TcpStream::connect(addr)?;
-        s.set_nodelay(true)?;
-        registry.register(&mut s, self.token, Interest::READABLE | Interest::WRITABLE)?;
+        let mut s = match peer {
+            Peer::Tcp(addr) => {
+                let s = TcpStream::connect(addr)?;
+                s.set_nodelay(true)?;
+                Stream::Tcp(s)
+            }
+            Peer::Unix(path) => Stream::Unix(UnixStream::connect(path)?),
+        };
+        registry.register(
+            s.source(),
+            self.token,
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
         self.stream = Some(s);
         self.state = State::Connecting;
         self.connected_at = None;
@@ -107,8 +198,8 @@ impl Conn {
             if let Some(e) = s.take_error().map_err(ConnectError::Io)? {
                 return Err(ConnectError::Io(e));
             }
-            match s.peer_addr() {
-                Ok(_) => {
+            match s.connected() {
+                Ok(()) => {
                     self.connected_at = Some(std::time::Instant::now());
                     self.state = if self.tls.is_some() {
                         State::Handshaking
@@ -222,12 +313,12 @@ impl Conn {
         Ok(any)
     }
 
-    /// Whether written bytes are still waiting in the TLS session for the socket.
     /// Whether this connection runs TLS.
     pub fn has_tls(&self) -> bool {
         self.tls.is_some()
     }
 
+    /// Whether written bytes are still waiting in the TLS session for the socket.
     pub fn pending_tls(&self) -> bool {
         self.tls.as_ref().is_some_and(|t| t.wants_write())
     }
@@ -291,7 +382,7 @@ impl Conn {
 
     pub fn close(&mut self, registry: &Registry) {
         if let Some(mut s) = self.stream.take() {
-            let _ = registry.deregister(&mut s);
+            let _ = registry.deregister(s.source());
         }
         self.tls = None;
         self.state = State::Closed;

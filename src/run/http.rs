@@ -53,6 +53,7 @@ pub fn plan(cfg: &Config) -> Result<Option<HttpPlan>, SetupError> {
             expect_status: Vec::new(),
             keepalive: true,
             timeout: None,
+            unix_socket: None,
         });
     let body: Option<Vec<u8>> = match (&spec.body, &spec.body_file) {
         (Some(b), _) => Some(b.as_bytes().to_vec()),

@@ -402,7 +402,8 @@ pub fn plan(
     let transport = target::transport(&cfg)?;
     let resolving = std::time::Instant::now();
     let destination = destination(&cfg, transport, token.as_ref())?;
-    let dns = matches!(destination, Destination::Remote(_)).then(|| resolving.elapsed());
+    let dns = matches!(&destination, Destination::Remote(e) if e.unix.is_none())
+        .then(|| resolving.elapsed());
     let tls = match (&destination, transport.is_tls()) {
         (Destination::Remote(ep), true) => {
             let settings = tls_settings(&cfg);
@@ -753,6 +754,14 @@ fn destination(
     transport: Transport,
     token: Option<&Token>,
 ) -> Result<Destination, SetupError> {
+    if let Some(sock) = cfg
+        .target
+        .http
+        .as_ref()
+        .and_then(|h| h.unix_socket.as_ref())
+    {
+        return target::unix(&cfg.target.url, std::path::Path::new(sock)).map(Destination::Remote);
+    }
     if cfg.target.url != "builtin" {
         return target::resolve(&cfg.target.url).map(Destination::Remote);
     }

@@ -38,6 +38,19 @@ pub struct Endpoint {
     pub host_port: String,
     pub addr: SocketAddr,
     pub path: String,
+    /// Connect to this Unix socket instead of `addr` (plain HTTP's `--unix-socket`); the
+    /// url then names only the `Host` header and the path.
+    pub unix: Option<std::path::PathBuf>,
+}
+
+impl Endpoint {
+    /// Where connections go, for a person: `127.0.0.1:8088` or `unix:/run/app.sock`.
+    pub fn address(&self) -> String {
+        match &self.unix {
+            Some(p) => format!("unix:{}", p.display()),
+            None => self.addr.to_string(),
+        }
+    }
 }
 
 /// Where events go.
@@ -78,6 +91,24 @@ fn parse(url: &str) -> Result<url::Url, SetupError> {
 
 /// Resolves a url's host (the first address it has).
 pub fn resolve(url: &str) -> Result<Endpoint, SetupError> {
+    let (u, host, port) = host_port(url)?;
+    let addr = (host.trim_matches(['[', ']']), port)
+        .to_socket_addrs()
+        .map_err(|e| SetupError::Dns(format!("cannot resolve {host}: {e}")))?
+        .next()
+        .ok_or_else(|| SetupError::Dns(format!("{host} resolves to no address")))?;
+    Ok(endpoint(&u, host, port, addr, None))
+}
+
+/// A url whose connections go to the Unix socket `socket`: nothing is resolved; the url's
+/// host and port are the `Host` header.
+pub fn unix(url: &str, socket: &std::path::Path) -> Result<Endpoint, SetupError> {
+    let (u, host, port) = host_port(url)?;
+    let unused = SocketAddr::from(([127, 0, 0, 1], port));
+    Ok(endpoint(&u, host, port, unused, Some(socket.to_path_buf())))
+}
+
+fn host_port(url: &str) -> Result<(url::Url, String, u16), SetupError> {
     let u = parse(url)?;
     let host = u
         .host_str()
@@ -86,22 +117,28 @@ pub fn resolve(url: &str) -> Result<Endpoint, SetupError> {
     let port = u
         .port_or_known_default()
         .ok_or_else(|| SetupError::invalid("target.url has no port"))?;
-    let addr = (host.trim_matches(['[', ']']), port)
-        .to_socket_addrs()
-        .map_err(|e| SetupError::Dns(format!("cannot resolve {host}: {e}")))?
-        .next()
-        .ok_or_else(|| SetupError::Dns(format!("{host} resolves to no address")))?;
+    Ok((u, host, port))
+}
+
+fn endpoint(
+    u: &url::Url,
+    host: String,
+    port: u16,
+    addr: SocketAddr,
+    unix: Option<std::path::PathBuf>,
+) -> Endpoint {
     let mut path = u.path().to_string();
     if let Some(q) = u.query() {
         path.push('?');
         path.push_str(q);
     }
-    Ok(Endpoint {
+    Endpoint {
         host_port: format!("{host}:{port}"),
         host,
         addr,
         path,
-    })
+        unix,
+    }
 }
 
 /// The endpoint of a started built-in sink for `transport`.
@@ -117,6 +154,7 @@ pub fn builtin_endpoint(h: &sink::SinkHandle, transport: Transport) -> Endpoint 
         host_port: addr.to_string(),
         addr,
         path: "/ingest".into(),
+        unix: None,
     }
 }
 
