@@ -676,6 +676,29 @@ fn oversize_cross_origin_and_unauthenticated_requests_are_refused() {
 }
 
 #[test]
+fn a_stalled_body_and_a_long_idle_leave_the_panel_answering() {
+    use std::io::Write;
+    let p = Panel::start(&["configs"], None);
+    // Bodies announced and never sent: each holds a thread of its own, not a serving thread.
+    let mut stalled = Vec::new();
+    for _ in 0..3 {
+        let mut s = std::net::TcpStream::connect(p.addr()).unwrap();
+        let head = format!(
+            "POST /api/configs/validate HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n",
+            p.addr().port()
+        );
+        s.write_all(head.as_bytes()).unwrap();
+        stalled.push(s);
+    }
+    assert_eq!(p.get("/api/info").status, 200);
+    // No new connection for longer than the sockets' timeouts: the listener still accepts
+    // (a read timeout on the listener made accept give up after 10 s, and tiny_http with it).
+    std::thread::sleep(Duration::from_secs(11));
+    assert_eq!(p.get("/api/info").status, 200);
+    drop(stalled);
+}
+
+#[test]
 fn the_serve_command_refuses_unsafe_starts_and_stops_on_sigterm() {
     let bin = env!("CARGO_BIN_EXE_ingestbench");
     let run = |args: &[&str], env: &[(&str, &str)]| {

@@ -29,6 +29,32 @@ pub fn bind(addr: SocketAddr, send_timeout: Duration) -> io::Result<TcpListener>
     Ok(listener)
 }
 
+/// One of a limited number of places for a request answered on a thread of its own (one
+/// that reads a body, which a client can stall); given back when dropped.
+pub struct Slot(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl Slot {
+    /// A place, if fewer than `most` are taken.
+    pub fn take(
+        count: &std::sync::Arc<std::sync::atomic::AtomicUsize>,
+        most: usize,
+    ) -> Option<Slot> {
+        use std::sync::atomic::Ordering;
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < most).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(count.clone()))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
 /// What the checks need to know about this server.
 pub struct Policy {
     pub port: u16,

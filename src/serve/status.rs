@@ -285,7 +285,7 @@ fn status_reply(ctx: &Ctx) -> Reply {
 
 /// Answers a control POST on a thread of its own, so a slow body holds only that thread.
 fn dispatch_post(ctx: &Arc<Ctx>, req: Request, action: Action) {
-    let Some(slot) = PostSlot::take(&ctx.posts) else {
+    let Some(slot) = guard::Slot::take(&ctx.posts, MAX_POSTS_IN_FLIGHT) else {
         let reply = Reply::error(503, "too many control requests at once; try again");
         return send(req, reply, &ctx.page_csp);
     };
@@ -300,26 +300,6 @@ fn dispatch_post(ctx: &Arc<Ctx>, req: Request, action: Action) {
                 .unwrap_or_else(|_| Reply::error(500, "internal error"));
             send(req, reply, &ctx.page_csp);
         });
-}
-
-/// One of the `MAX_POSTS_IN_FLIGHT` places for a POST; given back when dropped.
-struct PostSlot(Arc<AtomicUsize>);
-
-impl PostSlot {
-    fn take(count: &Arc<AtomicUsize>) -> Option<PostSlot> {
-        count
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < MAX_POSTS_IN_FLIGHT).then_some(n + 1)
-            })
-            .ok()
-            .map(|_| PostSlot(count.clone()))
-    }
-}
-
-impl Drop for PostSlot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// Reads the body, takes the action, and says how it went.

@@ -7,8 +7,11 @@
 //!
 //! Every request passes the web-panel rules of `guard` first (Host, token, Fetch Metadata,
 //! and for writes Origin and a JSON body); only the page and its two static files need no
-//! token, as they hold no data. A few serving threads share the server, so a slow request
-//! (a body that trickles in, a sample being rendered) holds only its own.
+//! token, as they hold no data. A few serving threads share the server, so a slow request (a
+//! sample being rendered) holds only its own; a request with a body is answered on a short
+//! thread of its own (at most `MAX_BODIES_IN_FLIGHT`), so a client that stalls its body holds
+//! no serving thread. (No read timeout on the listener: on Linux it would make `accept` give
+//! up after it, and tiny_http stops accepting at the first error.)
 
 mod packs;
 mod reports;
@@ -52,8 +55,11 @@ const MAX_REPORT_BYTES: u64 = 8 << 20;
 /// Threads answering requests.
 const SERVING_THREADS: usize = 6;
 
-/// How long a read from or write to a client may block.
+/// How long a write to a client may block.
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Requests with a body answered at once; more are told to try again (503).
+pub const MAX_BODIES_IN_FLIGHT: usize = 8;
 
 const POLL: Duration = Duration::from_millis(100);
 
@@ -155,6 +161,7 @@ pub struct Ctx {
     pub packs_dir: Option<PathBuf>,
     pub store: Store,
     pub runner: runner::Runner,
+    bodies: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// A running panel; `shutdown` (or drop) stops it, stopping a run in progress first.
@@ -179,9 +186,6 @@ impl PanelServer {
             addr: opts.listen,
             source,
         })?;
-        socket2::SockRef::from(&listener)
-            .set_read_timeout(Some(IO_TIMEOUT))
-            .map_err(|e| PanelError::Start(e.to_string()))?;
         let addr = listener
             .local_addr()
             .map_err(|e| PanelError::Start(e.to_string()))?;
@@ -199,6 +203,7 @@ impl PanelServer {
             packs_dir: opts.packs_dir.clone(),
             store: Store::new(opts.secrets_dir.clone()),
             runner: runner::Runner::default(),
+            bodies: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         });
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
@@ -306,10 +311,30 @@ fn serve(server: &Server, ctx: &Arc<Ctx>, stop: &AtomicBool) {
 fn handle(ctx: &Arc<Ctx>, mut req: Request) {
     let reply = match decide(&Head::of(&req), &ctx.policy) {
         Err(refusal) => refusal.reply(),
+        Ok(route) if route.reads_body() => return answer_aside(ctx, req, route),
         Ok(route) => answer(ctx, &mut req, route),
     };
-    let csp = guard::SELF_CSP;
-    guard::send(req, reply, csp);
+    guard::send(req, reply, guard::SELF_CSP);
+}
+
+/// Answers a request with a body on a thread of its own, so a body that trickles in holds
+/// only that thread.
+fn answer_aside(ctx: &Arc<Ctx>, req: Request, route: Route) {
+    let Some(slot) = guard::Slot::take(&ctx.bodies, MAX_BODIES_IN_FLIGHT) else {
+        let reply = Reply::error(503, "too many requests with a body at once; try again");
+        return guard::send(req, reply, guard::SELF_CSP);
+    };
+    let ctx = ctx.clone();
+    // If the thread cannot start, the request is dropped unanswered and tiny_http sends 500.
+    let _ = thread::Builder::new()
+        .name("ingestbench-panel-body".into())
+        .spawn(move || {
+            let _slot = slot;
+            let mut req = req;
+            let reply = catch_unwind(AssertUnwindSafe(|| answer(&ctx, &mut req, route)))
+                .unwrap_or_else(|_| Reply::error(500, "internal error"));
+            guard::send(req, reply, guard::SELF_CSP);
+        });
 }
 
 /// Host first, then the route, then (for all but the static files) the token, Fetch

@@ -133,7 +133,8 @@ pub fn sample(ctx: &Ctx, id: &str, seed: Option<u64>, count: Option<usize>) -> R
         Ok(o) => o,
         Err(r) => return r,
     };
-    let seed = seed.unwrap_or_else(crate::run::source::random_seed);
+    // A seed a browser's numbers hold exactly (below 2^53), so the page can read it back.
+    let seed = seed.unwrap_or_else(|| crate::run::source::random_seed() & ((1 << 53) - 1));
     let entities = Entities::generate(seed, &Sizes::default());
     let compiled = match open.compile(&entities, false) {
         Ok((p, _)) => p,

@@ -82,6 +82,18 @@ impl Route {
     pub fn is_asset(&self) -> bool {
         matches!(self, Route::Asset(_))
     }
+
+    /// Whether answering it reads a request body.
+    pub fn reads_body(&self) -> bool {
+        matches!(
+            self,
+            Route::Validate(_)
+                | Route::Preview
+                | Route::Save(..)
+                | Route::RunStart
+                | Route::Control(_)
+        )
+    }
 }
 
 /// The route of `verb` on `target` (a path with its query, as the request line has it).
