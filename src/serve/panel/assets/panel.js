@@ -592,8 +592,8 @@
     $('run_resume').disabled = !(active && sstate === 'paused');
     $('run_stop').disabled = !(active && (sstate === 'running' || sstate === 'paused'));
     $('run_rate_set').disabled = !(active && sstate === 'running');
-    $('run_start').disabled = active;
-    $('run_start').title = active ? 'one run at a time: this one is going' : '';
+    // Start stays clickable: the server refuses a second run (409) and the page says so.
+    $('run_start').title = active ? 'one run at a time: a run is going' : '';
     if (s) {
       const r = s.run || {}, iv = s.interval || {}, cu = s.cumulative || {};
       if (r.run_id !== run.runId) { run.runId = r.run_id; run.samples = []; run.lastT = -1; }

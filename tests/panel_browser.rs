@@ -1,0 +1,390 @@
+//! The control panel of `ingestbench serve` in a real headless Chromium (Debian's chromium
+//! and chromedriver, driven by Python's selenium through `tests/browser/panel.py`). The test
+//! starts the real binary — `serve --listen 127.0.0.1:<free port>` with `--configs-dir`,
+//! `--scenarios-dir` and `--reports-dir` in a temporary directory, a copy of
+//! examples/steady-smoke.yaml (built-in sink, 200 eps for 12 s) in the configs — and the
+//! script opens each of the five tabs through the page alone and checks what they show:
+//! the header's version; the packs catalog (aws.cloudtrail, its event types, ATT&CK ids, a
+//! sample and a new one with another seed); a scenario authored with the ATT&CK pickers
+//! (T1110 under TA0006), validated, previewed and saved; a config built in the form, saved,
+//! broken (its error listed and marked at its line), fixed, saved again and deleted; a run
+//! validated and started whose figures grow, a second start refused (409), the rate set to
+//! 400 eps and the target following, stopped, its report opened in Reports by itself; a
+//! second short run compared with the first (differences highlighted), JSON and CSV
+//! downloaded through the page. This side then checks the files the UI wrote or removed, the
+//! reports on disk (the rate change and the stop in the first one's control actions) and the
+//! screenshots of the five tabs in `target/panel-screenshots/`. The serve process is stopped
+//! by its PID; chromedriver ends with the script's `driver.quit()`. About 40 s.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::browser::browser_tools;
+use support::peers::{free_port, require};
+use support::{bin, stop_child};
+
+/// The whole browser script, at most (it also ends itself: SIGALRM at 150 s).
+const SCRIPT_AT_MOST: Duration = Duration::from_secs(170);
+
+/// `ingestbench serve`, stopped by its PID when dropped.
+struct Serve {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Serve {
+    fn start(root: &Path) -> Serve {
+        let port = free_port();
+        let log = root.join("serve.log");
+        let dir = |d: &str| root.join(d).display().to_string();
+        let child = bin()
+            .arg("serve")
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(["--configs-dir", &dir("configs")])
+            .args(["--scenarios-dir", &dir("scenarios")])
+            .args(["--reports-dir", &dir("reports")])
+            .stdin(Stdio::null())
+            .stdout(File::create(root.join("serve.stdout")).unwrap())
+            .stderr(File::create(&log).unwrap())
+            .spawn()
+            .expect("ingestbench serve starts");
+        let mut serve = Serve { child, port, log };
+        serve.wait_ready();
+        serve
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Waits (at most 20 s) for `GET /api/info` to answer 200.
+    fn wait_ready(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                panic!("ingestbench serve exited {st}: {}", self.stderr());
+            }
+            if let Some((200, _)) = self.get("/api/info") {
+                return;
+            }
+            thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "ingestbench serve did not answer within 20 s: {}",
+            self.stderr()
+        );
+    }
+
+    /// One GET over a fresh connection: the status and the body, or None if it did not answer.
+    fn get(&self, path: &str) -> Option<(u16, String)> {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        let req = format!(
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+            self.port
+        );
+        s.write_all(req.as_bytes()).ok()?;
+        let mut resp = Vec::new();
+        s.read_to_end(&mut resp).ok()?;
+        let text = String::from_utf8_lossy(&resp).into_owned();
+        let status = text.split(' ').nth(1)?.parse().ok()?;
+        let body = text.split_once("\r\n\r\n").map(|x| x.1).unwrap_or("");
+        Some((status, body.to_string()))
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        stop_child(&mut self.child);
+    }
+}
+
+/// The browser script, stopped by its PID (SIGTERM: it quits the browser) if the test ends early.
+struct Script {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    stderr: PathBuf,
+}
+
+impl Drop for Script {
+    fn drop(&mut self) {
+        stop_child(&mut self.child);
+    }
+}
+
+impl Script {
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+/// examples/steady-smoke.yaml with 200 eps for 12 s instead of 200 events at 40 eps.
+fn smoke_config() -> String {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/steady-smoke.yaml"
+    ))
+    .unwrap();
+    let out = text
+        .replace("  eps: 40\n", "  eps: 200\n")
+        .replace("    total_events: 200\n", "    after: 12s\n")
+        .replace("name: steady-smoke", "name: panel-smoke");
+    assert!(
+        out.contains("eps: 200") && out.contains("after: 12s") && out.contains("panel-smoke"),
+        "examples/steady-smoke.yaml changed shape:\n{text}"
+    );
+    out
+}
+
+fn shots_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/target")));
+    target.join("panel-screenshots")
+}
+
+fn s<'a>(v: &'a Value, key: &str) -> &'a str {
+    v[key].as_str().unwrap_or_default()
+}
+
+fn figure(v: &Value, key: &str) -> f64 {
+    let t = s(v, key).replace(',', "");
+    t.parse()
+        .unwrap_or_else(|_| panic!("{key} is not a number on the page: {v}"))
+}
+
+#[test]
+fn the_control_panel_in_a_real_browser() {
+    let tools = browser_tools();
+    let what = match &tools {
+        Ok(_) => String::new(),
+        Err(missing) => format!("{missing} (for the control panel browser test)"),
+    };
+    let Some(tools) = require(&what, tools.ok()) else {
+        return;
+    };
+    let started = Instant::now();
+    let root = tempfile::tempdir().unwrap();
+    for d in ["configs", "scenarios", "reports", "work"] {
+        std::fs::create_dir(root.path().join(d)).unwrap();
+    }
+    let configs = root.path().join("configs");
+    let scenarios = root.path().join("scenarios");
+    let reports = root.path().join("reports");
+    std::fs::write(configs.join("panel-smoke.yaml"), smoke_config()).unwrap();
+    let shots = shots_dir();
+    std::fs::create_dir_all(&shots).unwrap();
+    for tab in ["run", "configs", "packs", "reports", "scenarios"] {
+        let _ = std::fs::remove_file(shots.join(format!("panel-{tab}.png")));
+    }
+
+    let serve = Serve::start(root.path());
+    let url = format!("http://127.0.0.1:{}/", serve.port);
+
+    let stderr = root.path().join("script.stderr");
+    let mut child = Command::new("python3")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/browser/panel.py"
+        ))
+        .arg(&url)
+        .arg(&shots)
+        .arg(root.path().join("work"))
+        .arg(&tools.chromium)
+        .arg(&tools.chromedriver)
+        .args([&configs, &scenarios, &reports])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(File::create(&stderr).unwrap())
+        .spawn()
+        .expect("python3 starts");
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let script = Script {
+        child,
+        lines: rx,
+        stderr,
+    };
+
+    // Every step's JSON line, until "done"; the first "error" fails the test.
+    let mut phases: BTreeMap<String, Value> = BTreeMap::new();
+    let deadline = Instant::now() + SCRIPT_AT_MOST;
+    while !phases.contains_key("done") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = script.lines.recv_timeout(left).unwrap_or_else(|e| {
+            panic!(
+                "no answer from the browser script ({e}); it said {phases:?}\nits stderr:\n{}\nserve's stderr:\n{}",
+                script.stderr(),
+                serve.stderr()
+            )
+        });
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let phase = s(&v, "phase").to_string();
+        eprintln!(
+            "browser: {phase} at {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        assert_ne!(
+            phase,
+            "error",
+            "the browser script failed: {v:#}\nits stderr:\n{}\nserve's stderr:\n{}",
+            script.stderr(),
+            serve.stderr()
+        );
+        phases.insert(phase, v);
+    }
+    drop(script);
+
+    // The header.
+    let header = &phases["header"];
+    assert!(s(header, "version").starts_with('v'), "{header}");
+
+    // Source packs.
+    let packs = &phases["packs"];
+    let ids: Vec<&str> = packs["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(ids.contains(&"aws.cloudtrail"), "{packs}");
+    assert!(ids.contains(&"windows.security"), "{packs}");
+    assert!(packs["event_types"].as_u64().unwrap() > 1, "{packs}");
+    assert!(!packs["mitre"].as_array().unwrap().is_empty(), "{packs}");
+    assert!(!s(packs, "sample1").is_empty(), "{packs}");
+    assert_ne!(s(packs, "seed1"), s(packs, "seed2"), "{packs}");
+    assert_eq!(
+        packs["sample_changed"], true,
+        "a new seed renders other events: {packs}"
+    );
+
+    // Scenarios: authored through the UI, saved in --scenarios-dir.
+    let scn = &phases["scenarios"];
+    assert_eq!(scn["has_T1110"], true, "{scn}");
+    let saved = std::fs::read_to_string(scenarios.join("ui-brute-force.yaml"))
+        .expect("the scenario saved through the UI is in --scenarios-dir");
+    assert_eq!(saved, s(scn, "yaml"), "the file is the builder's YAML");
+    for want in [
+        "technique: T1110",
+        "tactic: TA0006",
+        "technique: T1059.001",
+        "source: windows.security",
+        "shared: [user, host]",
+    ] {
+        assert!(saved.contains(want), "{want} not in\n{saved}");
+    }
+    assert!(s(scn, "summary").contains("T1110"), "{scn}");
+    assert!(s(scn, "preview").contains("stage"), "{scn}");
+
+    // Configs: built, saved, broken, fixed, deleted.
+    let cfg = &phases["configs"];
+    assert_eq!(cfg["readonly_shown"], false, "{cfg}");
+    assert_eq!(
+        s(cfg, "diag_line"),
+        "3",
+        "the unknown key is on line 3: {cfg}"
+    );
+    assert!(s(cfg, "diag").starts_with("3:"), "{cfg}");
+    assert!(s(cfg, "diag").contains("bogus_key"), "{cfg}");
+    assert_eq!(cfg["marked_lines"], serde_json::json!(["3"]), "{cfg}");
+    assert_eq!(
+        cfg["selection_line"], 3,
+        "a click on the error jumps to its line: {cfg}"
+    );
+    assert_eq!(s(cfg, "builder_eps_after_reopen"), "150", "{cfg}");
+    assert!(
+        !configs.join("ui-made.yaml").exists(),
+        "deleted through the UI"
+    );
+    assert!(configs.join("panel-smoke.yaml").exists());
+
+    // The run: live figures, the refusal, the rate, the stop, its report.
+    let run = &phases["run"];
+    let (first, second, after) = (&run["first"], &run["second"], &run["after_rate"]);
+    assert!(
+        figure(second, "run_events_sent") > figure(first, "run_events_sent"),
+        "{run}"
+    );
+    assert!(figure(second, "run_achieved_eps") > 0.0, "{run}");
+    assert_eq!(figure(first, "run_rate_eps"), 200.0, "{run}");
+    assert_eq!(figure(after, "run_target_eps"), 400.0, "{run}");
+    assert!(s(run, "refused").contains("one run at a time"), "{run}");
+    let report_name = s(run, "report");
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(reports.join(report_name))
+            .expect("the report the page opened is in --reports-dir"),
+    )
+    .unwrap();
+    assert_eq!(report["name"], "panel-smoke");
+    let actions: Vec<(&str, Option<f64>)> = report["control"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (s(c, "action"), c["rate_eps"].as_f64()))
+        .collect();
+    assert!(
+        actions.contains(&("rate", Some(400.0))),
+        "the rate change is in the report: {actions:?}"
+    );
+    assert!(
+        actions.iter().any(|a| a.0 == "stop"),
+        "the stop is in the report: {actions:?}"
+    );
+    assert!(
+        report["duration_s"].as_f64().unwrap() < 11.5,
+        "stopped before its 12 s"
+    );
+
+    // Reports: the second run, the comparison, the downloads.
+    let rep = &phases["reports"];
+    assert_eq!(s(rep, "first"), report_name);
+    assert_ne!(s(rep, "second"), report_name);
+    assert!(reports.join(s(rep, "second")).exists(), "{rep}");
+    let rows = rep["compare_rows"].as_array().unwrap();
+    let target = rows
+        .iter()
+        .find(|r| r[0].as_str().unwrap_or_default().contains("target_eps"))
+        .unwrap_or_else(|| panic!("no target_eps row in the comparison: {rep}"));
+    assert_eq!(
+        target[1], "1",
+        "target eps differ and are highlighted: {rep}"
+    );
+    assert!(rep["highlighted"].as_u64().unwrap() >= 1, "{rep}");
+    assert!(s(rep, "csv_head").starts_with("t,target_eps"), "{rep}");
+    assert_eq!(s(rep, "downloaded_schema"), "ingestbench.report/2", "{rep}");
+    assert_ne!(s(&rep["opened"], "hist_bars"), "0", "{rep}");
+
+    for tab in ["run", "configs", "packs", "reports", "scenarios"] {
+        let p = shots.join(format!("panel-{tab}.png"));
+        let len = std::fs::metadata(&p)
+            .unwrap_or_else(|_| panic!("no screenshot {}", p.display()))
+            .len();
+        assert!(len > 10_000, "{} is too small to be the tab", p.display());
+    }
+    let console = &phases["done"]["console"];
+    eprintln!(
+        "control panel browser test: {:.1} s (script {}s); screenshots in {}; console: {console}",
+        started.elapsed().as_secs_f64(),
+        phases["done"]["seconds"],
+        shots.display()
+    );
+    drop(serve);
+}
