@@ -403,6 +403,8 @@ def run_step(driver, shot_dir):
     pick_config(driver, "panel-smoke.yaml")
     click(driver, "run_validate")
     message(driver, "run_message", "valid", "the run config's validation")
+    if "not valid" in text(driver, "run_message"):
+        raise Stop("panel-smoke.yaml is not valid: " + text(driver, "run_validation"))
     validation = text(driver, "run_validation")
     click(driver, "run_start")
     message(driver, "run_message", "started", "the run's start")
