@@ -246,15 +246,7 @@ pub(crate) fn emit(format: Format, json: bool, ev: &[u8], buf: &mut Vec<u8>) {
             let s = serde_json::to_string(&String::from_utf8_lossy(ev)).unwrap_or_default();
             buf.extend_from_slice(s.as_bytes());
         }
-        Format::Pretty => buf.extend_from_slice(pretty(ev, json).as_bytes()),
+        Format::Pretty => buf.extend_from_slice(crate::generate::pretty(ev, json).as_bytes()),
     }
     buf.push(b'\n');
-}
-
-/// Indented JSON for JSON events; anything else as it is.
-pub fn pretty(ev: &[u8], json: bool) -> String {
-    if json && let Ok(v) = serde_json::from_slice::<serde_json::Value>(ev) {
-        return serde_json::to_string_pretty(&v).unwrap_or_default();
-    }
-    String::from_utf8_lossy(ev).into_owned()
 }

@@ -7,6 +7,7 @@ mod probe;
 mod run;
 mod scenario;
 mod secret;
+mod serve;
 mod sink;
 mod size;
 mod sources;
@@ -45,6 +46,7 @@ enum Command {
     Scenario(scenario::Args),
     Sources(sources::Args),
     Sink(sink::Args),
+    Serve(serve::Args),
     Size(size::Args),
     Spawn(spawn::Args),
     Secret(secret::Args),
@@ -86,6 +88,7 @@ pub fn run(args: &[String]) -> i32 {
         Command::Scenario(a) => scenario::run(a),
         Command::Sources(a) => sources::run(a),
         Command::Sink(a) => sink::run(a),
+        Command::Serve(a) => serve::run(a),
         Command::Size(a) => size::run(a),
         Command::Spawn(a) => spawn::run(a),
         Command::Secret(a) => secret::run(a),

@@ -237,7 +237,7 @@ fn show(a: ShowArgs) -> Exit {
         &mut buf,
     );
     super::out("\nsample:");
-    super::out(&super::r#gen::pretty(&buf, json));
+    super::out(&crate::generate::pretty(&buf, json));
     Exit::Ok
 }
 

@@ -444,6 +444,14 @@ fn attack_pieces(style: AcctStyle) -> [&'static [u8]; 3] {
     }
 }
 
+/// An event for a person: indented JSON for JSON events, anything else as it is.
+pub fn pretty(ev: &[u8], json: bool) -> String {
+    if json && let Ok(v) = serde_json::from_slice::<serde_json::Value>(ev) {
+        return serde_json::to_string_pretty(&v).unwrap_or_default();
+    }
+    String::from_utf8_lossy(ev).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

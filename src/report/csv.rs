@@ -63,6 +63,41 @@ fn push_row(out: &mut String, row: &SecondRow) {
     out.push('\n');
 }
 
+/// The same CSV from a report read back as JSON (the control panel's download of a saved
+/// report): the same columns, numbers as Rust prints them, a missing value empty.
+pub fn render_json(rows: &[serde_json::Value]) -> String {
+    let mut out = String::with_capacity(64 * (rows.len() + 1));
+    out.push_str(&COLUMNS.join(","));
+    out.push('\n');
+    for row in rows {
+        let cells: Vec<String> = COLUMNS.iter().map(|c| json_cell(&row[*c])).collect();
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn json_cell(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => String::new(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => u.to_string(),
+            (None, Some(i), _) => i.to_string(),
+            (None, None, Some(f)) => f.to_string(),
+            _ => n.to_string(),
+        },
+        Value::String(s) => field(s),
+        Value::Array(a) => field(
+            &a.iter()
+                .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join(";"),
+        ),
+        other => field(&other.to_string()),
+    }
+}
+
 /// An optional number: empty when absent.
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
     v.map(|x| x.to_string()).unwrap_or_default()
@@ -128,5 +163,19 @@ mod tests {
             out,
             "3,1500.5,1500,1400,100,2,1,3,1.25,9,0.5,0,,,,pause;resume\n"
         );
+        // Read back as JSON (a saved report), the row comes out the same.
+        let quiet = SecondRow {
+            control: vec![],
+            watched_cores: Some(0.25),
+            ..row.clone()
+        };
+        let rows = [
+            serde_json::to_value(&row).unwrap(),
+            serde_json::to_value(&quiet).unwrap(),
+        ];
+        let mut direct = COLUMNS.join(",") + "\n";
+        push_row(&mut direct, &row);
+        push_row(&mut direct, &quiet);
+        assert_eq!(render_json(&rows), direct);
     }
 }

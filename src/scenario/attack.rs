@@ -76,6 +76,11 @@ fn table() -> &'static [Technique] {
     })
 }
 
+/// Every technique and sub-technique of the table, sorted by id.
+pub fn all() -> &'static [Technique] {
+    table()
+}
+
 /// The technique `id` (exact spelling, e.g. `T1059.001`).
 pub fn technique(id: &str) -> Option<&'static Technique> {
     let t = table();

@@ -127,6 +127,13 @@ impl Dir {
         Ok(out)
     }
 
+    /// The resolved path of an existing `name`, inside the directory (for a reader that
+    /// opens the file itself, as a run opens its scenario).
+    pub fn path(&self, name: &str) -> Result<PathBuf, FileError> {
+        self.check_name(name)?;
+        self.existing(name)
+    }
+
     /// The text of `name`, at most `max_bytes`.
     pub fn read(&self, name: &str) -> Result<String, FileError> {
         self.check_name(name)?;

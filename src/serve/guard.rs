@@ -36,40 +36,72 @@ pub struct Policy {
     pub token: Option<Vec<u8>>,
 }
 
+/// What an answer holds, which decides its `Content-Type` and its CSP: a page runs under the
+/// page's policy, anything else under one that loads nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Body {
+    Html,
+    Json,
+    Script,
+    Style,
+    Csv,
+}
+
+impl Body {
+    fn content_type(self) -> &'static str {
+        match self {
+            Body::Html => "text/html; charset=utf-8",
+            Body::Json => "application/json",
+            Body::Script => "text/javascript; charset=utf-8",
+            Body::Style => "text/css; charset=utf-8",
+            Body::Csv => "text/csv; charset=utf-8",
+        }
+    }
+}
+
 /// An answer before the common headers are added.
 pub struct Reply {
     pub status: u16,
-    pub html: bool,
+    pub body_kind: Body,
     pub body: Vec<u8>,
-    pub extra: Vec<(&'static str, &'static str)>,
+    pub extra: Vec<(&'static str, String)>,
 }
 
 impl Reply {
     pub fn html(page: &str) -> Reply {
-        Reply {
-            status: 200,
-            html: true,
-            body: page.as_bytes().to_vec(),
-            extra: Vec::new(),
-        }
+        Reply::of(200, Body::Html, page.as_bytes().to_vec())
     }
 
     pub fn json(status: u16, body: Vec<u8>) -> Reply {
+        Reply::of(status, Body::Json, body)
+    }
+
+    pub fn of(status: u16, body_kind: Body, body: Vec<u8>) -> Reply {
         Reply {
             status,
-            html: false,
+            body_kind,
             body,
             extra: Vec::new(),
         }
     }
 
+    /// A JSON value as the body.
+    pub fn value(status: u16, v: &serde_json::Value) -> Reply {
+        Reply::json(status, v.to_string().into_bytes())
+    }
+
     pub fn error(status: u16, message: &str) -> Reply {
-        Reply::json(
-            status,
-            serde_json::json!({ "error": message })
-                .to_string()
-                .into_bytes(),
-        )
+        Reply::value(status, &serde_json::json!({ "error": message }))
+    }
+
+    /// Asks the browser to save the body as `file_name` (a name `files::Dir` took, so it needs
+    /// no quoting beyond the quotes).
+    pub fn attachment(mut self, file_name: &str) -> Reply {
+        self.extra.push((
+            "Content-Disposition",
+            format!("attachment; filename=\"{file_name}\""),
+        ));
+        self
     }
 }
 
@@ -80,16 +112,16 @@ const JSON_CSP: &str =
 /// Writes the answer with the headers every answer carries (never a CORS header). A client
 /// gone meanwhile is not an error worth more than dropping the answer.
 pub fn send(req: Request, reply: Reply, page_csp: &str) {
-    let (content_type, csp) = if reply.html {
-        ("text/html; charset=utf-8", page_csp)
+    let csp = if reply.body_kind == Body::Html {
+        page_csp
     } else {
-        ("application/json", JSON_CSP)
+        JSON_CSP
     };
     let mut resp = Response::from_data(reply.body)
         .with_status_code(reply.status)
         .with_chunked_threshold(usize::MAX);
     let common = [
-        ("Content-Type", content_type),
+        ("Content-Type", reply.body_kind.content_type()),
         ("Cache-Control", "no-store"),
         ("X-Content-Type-Options", "nosniff"),
         ("Content-Security-Policy", csp),
@@ -98,13 +130,19 @@ pub fn send(req: Request, reply: Reply, page_csp: &str) {
         ("Cross-Origin-Resource-Policy", "same-origin"),
         ("Cross-Origin-Opener-Policy", "same-origin"),
     ];
-    for (name, value) in common.into_iter().chain(reply.extra) {
+    let extra = reply.extra.iter().map(|(n, v)| (*n, v.as_str()));
+    for (name, value) in common.into_iter().chain(extra) {
         if let Ok(h) = Header::from_bytes(name.as_bytes(), value.as_bytes()) {
             resp.add_header(h);
         }
     }
     let _ = req.respond(resp);
 }
+
+/// The policy of a page whose script and style are files of this server (the panel).
+pub const SELF_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+     connect-src 'self'; img-src data: blob:; base-uri 'none'; form-action 'none'; \
+     frame-ancestors 'none'";
 
 /// The page's policy: its own inline script and style by hash, fetches to itself only.
 pub fn page_csp(html: &str) -> String {
@@ -158,7 +196,26 @@ pub enum Field<'a> {
 pub enum Verb {
     Get,
     Post,
+    Put,
+    Delete,
     Other,
+}
+
+impl Verb {
+    /// A request that may change something: it must come from this origin, as JSON.
+    pub fn writes(self) -> bool {
+        matches!(self, Verb::Post | Verb::Put | Verb::Delete)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Verb::Get => "GET",
+            Verb::Post => "POST",
+            Verb::Put => "PUT",
+            Verb::Delete => "DELETE",
+            Verb::Other => "other",
+        }
+    }
 }
 
 /// What the checks read from a request.
@@ -188,6 +245,8 @@ impl<'a> Head<'a> {
         let verb = match req.method() {
             Method::Get => Verb::Get,
             Method::Post => Verb::Post,
+            Method::Put => Verb::Put,
+            Method::Delete => Verb::Delete,
             _ => Verb::Other,
         };
         Head {
@@ -222,11 +281,13 @@ impl Refusal {
     pub fn reply(self) -> Reply {
         let mut r = Reply::error(self.status, self.message);
         if let Some(allow) = self.allow {
-            r.extra.push(("Allow", allow));
+            r.extra.push(("Allow", allow.to_string()));
         }
         if self.status == 401 {
-            r.extra
-                .push(("WWW-Authenticate", "Bearer realm=\"ingestbench\""));
+            r.extra.push((
+                "WWW-Authenticate",
+                "Bearer realm=\"ingestbench\"".to_string(),
+            ));
         }
         r
     }
@@ -245,7 +306,7 @@ pub fn check_host(head: &Head, policy: &Policy) -> Result<(), Refusal> {
 }
 
 /// The checks for everything but a page itself: the token where one is set, Fetch Metadata,
-/// and for a POST the origin and the content type.
+/// and for a write (POST, PUT, DELETE) the origin and the content type.
 pub fn check_request(head: &Head, policy: &Policy) -> Result<(), Refusal> {
     if let Some(token) = &policy.token
         && !token_matches(head.authorization, token)
@@ -258,7 +319,7 @@ pub fn check_request(head: &Head, policy: &Policy) -> Result<(), Refusal> {
     if !fetch_site_allowed(head.fetch_site) {
         return Err(Refusal::new(403, "cross-site requests are refused"));
     }
-    if head.verb == Verb::Post {
+    if head.verb.writes() {
         if !origin_allowed(head.origin, head.host) {
             return Err(Refusal::new(
                 403,
@@ -268,7 +329,7 @@ pub fn check_request(head: &Head, policy: &Policy) -> Result<(), Refusal> {
         if !is_json(head.content_type) {
             return Err(Refusal::new(
                 415,
-                "control requests must be Content-Type: application/json",
+                "writes must be Content-Type: application/json",
             ));
         }
     }

@@ -1,12 +1,15 @@
 //! Serving a running load test over HTTP (tiny_http), reading only the snapshots the
 //! coordinator publishes and steering only through `run::Control`: `metrics` is the
-//! Prometheus `/metrics` endpoint, `status` the status page. `Live` starts what a run's
+//! Prometheus `/metrics` endpoint, `status` the status page, `panel` the control panel of
+//! `ingestbench serve` (which starts runs itself); `guard` holds the security rules they all
+//! obey and `files` the panel's directories. `Live` starts what a run's
 //! `ServePlan` asks for before the run starts (so a port that is taken fails the run at once)
 //! and stops it after the run, lingering if asked so the last scrape sees the final figures.
 
 pub mod files;
 pub mod guard;
 pub mod metrics;
+pub mod panel;
 pub mod status;
 
 use std::sync::Arc;
@@ -79,7 +82,7 @@ impl Live {
     /// server.
     pub fn finish(self) {
         if let Some(l) = self.lingering() {
-            linger(l);
+            until_signal(Some(l));
         }
         if let Some(m) = self.metrics {
             m.shutdown();
@@ -90,18 +93,21 @@ impl Live {
     }
 }
 
-/// Sleeps for `d`, or until SIGINT or SIGTERM.
-fn linger(d: Duration) {
+/// Sleeps until SIGINT or SIGTERM, or for `d` at most when given.
+pub fn until_signal(d: Option<Duration>) {
     let flag = Arc::new(AtomicBool::new(false));
     let ids: Vec<_> = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM]
         .into_iter()
         .filter_map(|sig| signal_hook::flag::register(sig, flag.clone()).ok())
         .collect();
-    let until = Instant::now() + d;
-    while Instant::now() < until && !flag.load(Ordering::Relaxed) {
-        std::thread::sleep(
-            Duration::from_millis(50).min(until.saturating_duration_since(Instant::now())),
-        );
+    let until = d.and_then(|d| Instant::now().checked_add(d));
+    let left = || {
+        until.map_or(Duration::MAX, |u| {
+            u.saturating_duration_since(Instant::now())
+        })
+    };
+    while !left().is_zero() && !flag.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(50).min(left()));
     }
     for id in ids {
         signal_hook::low_level::unregister(id);

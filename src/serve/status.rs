@@ -324,18 +324,22 @@ impl Drop for PostSlot {
 
 /// Reads the body, takes the action, and says how it went.
 fn control_reply(ctx: &Ctx, req: &mut Request, action: Action) -> Reply {
-    let body = match read_body(req) {
-        Ok(b) => b,
-        Err(reply) => return reply,
-    };
-    let c = &ctx.control;
+    match read_body(req) {
+        Ok(body) => act(&ctx.control, action, &body),
+        Err(reply) => reply,
+    }
+}
+
+/// Takes a control action with its JSON body (the rate's, or none) and says how it went:
+/// the status page's and the panel's answer alike.
+pub(crate) fn act(c: &Control, action: Action, body: &[u8]) -> Reply {
     let outcome = match action {
-        Action::Rate => match parse_rate(&body) {
+        Action::Rate => match parse_rate(body) {
             Ok(rate) => c.set_rate(rate),
             Err(m) => return Reply::error(400, &m),
         },
         other => {
-            if let Err(m) = parse_no_arguments(&body) {
+            if let Err(m) = parse_no_arguments(body) {
                 return Reply::error(400, &m);
             }
             match other {
@@ -376,8 +380,9 @@ fn outcome_reply(outcome: Result<(), ControlError>) -> Reply {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Action {
+/// The run's control actions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
     Stop,
     Pause,
     Resume,

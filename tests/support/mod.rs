@@ -10,6 +10,7 @@ pub mod browser;
 pub mod peers;
 pub mod prometheus;
 pub mod pty;
+pub mod raw_http;
 pub mod search_store;
 
 use std::io::{BufRead, BufReader, Read, Write};
