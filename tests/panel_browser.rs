@@ -14,7 +14,8 @@
 //! downloaded through the page. This side then checks the files the UI wrote or removed, the
 //! reports on disk (the rate change and the stop in the first one's control actions) and the
 //! screenshots of the five tabs in `target/panel-screenshots/`. The serve process is stopped
-//! by its PID; chromedriver ends with the script's `driver.quit()`. About 40 s.
+//! by its PID; chromedriver ends with the script's `driver.quit()`. Last, 11 s after the
+//! browser quit, the panel must still accept a new connection. About 45 s.
 
 mod support;
 
@@ -379,6 +380,18 @@ fn the_control_panel_in_a_real_browser() {
             .len();
         assert!(len > 10_000, "{} is too small to be the tab", p.display());
     }
+    // A user who comes back to the panel after a pause opens new connections: the panel must
+    // still accept them after more than its 10 s I/O timeout without any (the browser has
+    // quit, so nothing else connects meanwhile).
+    thread::sleep(Duration::from_secs(11));
+    let again = serve.get("/api/info");
+    assert!(
+        matches!(again, Some((200, _))),
+        "after 11 s without a new connection the panel no longer accepts one ({again:?}); \
+         serve's stderr:\n{}",
+        serve.stderr()
+    );
+
     let console = &phases["done"]["console"];
     eprintln!(
         "control panel browser test: {:.1} s (script {}s); screenshots in {}; console: {console}",

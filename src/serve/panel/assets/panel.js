@@ -216,7 +216,8 @@
     const r = await api('GET', '/api/info');
     if (!r.ok) { set('version', 'version unknown: ' + errText(r)); return; }
     cache.info = r.json;
-    set('version', `v${r.json.version || '?'} · ATT&CK ${r.json.attack_version || '?'}`);
+    const av = String(r.json.attack_version || 'ATT&CK ?');
+    set('version', `v${r.json.version || '?'} · ${/att&ck/i.test(av) ? av : 'ATT&CK ' + av}`);
   }
   async function ensurePacks() {
     if (cache.packs) return cache.packs;
@@ -474,6 +475,13 @@
     if (str('run_speed')) b.scenario_speed = str('run_speed');
     return b;
   }
+  /** A summary value that may be an object (`stop: {after, total_events}`) as `key value` pairs. */
+  function plain(v) {
+    if (v == null) return '—';
+    if (typeof v !== 'object') return String(v);
+    const parts = Object.entries(v).filter(([, x]) => x != null).map(([k, x]) => `${k} ${typeof x === 'object' ? JSON.stringify(x) : x}`);
+    return parts.length ? parts.join(', ') : '—';
+  }
   function diagList(errors, warnings) {
     const ul = el('ul', { class: 'diags' });
     showDiags(ul, null, errors, warnings);
@@ -483,7 +491,7 @@
     const dl = el('dl', { class: 'kv' });
     kv(dl, [
       ['name', s.name], ['adapter', s.adapter], ['url', s.url], ['source', s.source], ['mode', s.mode],
-      ['profile', s.profile], ['eps', num(s.eps)], ['stop', s.stop], ['threads', s.threads], ['workers', s.workers],
+      ['profile', s.profile], ['eps', num(s.eps)], ['stop', plain(s.stop)], ['threads', s.threads], ['workers', s.workers],
       ['auth', s.auth == null ? 'none' : s.auth],
     ]);
     return dl;
@@ -864,24 +872,26 @@
   const pack = { selected: null };
   async function loadPacks() {
     let p;
-    try { p = await ensurePacks(); } catch (e) { emptyRow($('pack_list'), 3, 'could not load the catalog: ' + e.message); return; }
+    try { p = await ensurePacks(); } catch (e) { emptyRow($('pack_list'), 4, 'could not load the catalog: ' + e.message); return; }
     renderPackList(p);
     const errs = p.errors || [];
     $('pack_errors').textContent = errs.length ? 'packs that do not load: ' + errs.map((e) => (typeof e === 'string' ? e : JSON.stringify(e))).join('; ') : '';
   }
   function eventNames(k) {
-    return (k.event_types || []).map((e) => (typeof e === 'string' ? e : e.name));
+    // `event_types` is a count in the catalog (names come with GET /api/packs/{id}).
+    return Array.isArray(k.event_types) ? k.event_types.map((e) => (typeof e === 'string' ? e : e.name)) : [];
   }
   function renderPackList(p) {
     const f = $('pack_filter').value.trim().toLowerCase();
     const tb = $('pack_list');
     const rows = (p.packs || []).filter((k) => !f || [k.id, k.category, k.format, k.description, ...(k.mitre || []), ...eventNames(k)]
       .some((s) => String(s || '').toLowerCase().includes(f)));
-    if (!rows.length) { emptyRow(tb, 3, 'no pack matches'); return; }
+    if (!rows.length) { emptyRow(tb, 4, 'no pack matches'); return; }
     tb.replaceChildren(...rows.map((k) => {
       const tr = el('tr', { class: 'clickable' + (k.id === pack.selected ? ' selected' : ''), dataset: { id: k.id } },
         el('td', {}, el('strong', { text: k.id }), k.user ? el('span', { class: 'tag', text: 'user' }) : null),
-        el('td', { text: k.category || '—' }), el('td', { text: k.format || '—' }));
+        el('td', { text: k.category || '—' }), el('td', { text: k.format || '—' }),
+        el('td', { class: 'num', text: isNum(k.event_types) ? k.event_types : eventNames(k).length }));
       tr.addEventListener('click', () => openPack(k.id));
       return tr;
     }));
@@ -915,8 +925,10 @@
     }));
     $('pack_sample').disabled = false;
     $('pack_render').disabled = false;
-    await renderSample($('pack_seed').value.trim() === '' ? null : Number($('pack_seed').value));
+    await renderSample($('pack_seed').value.trim() === '' ? newSeed() : Number($('pack_seed').value));
   }
+  // Seeds the page picks stay below 2^31: a JSON number the page reads back exactly.
+  const newSeed = () => Math.floor(Math.random() * 2 ** 31);
   async function renderSample(seed) {
     const id = pack.selected;
     if (!id) return;
@@ -931,8 +943,8 @@
     out.dataset.seed = String(r.json.seed);
     out.replaceChildren(...(r.json.events || []).map((e) => el('pre', { class: 'sample', text: e.pretty || e.text })));
   }
-  $('pack_sample').addEventListener('click', () => renderSample(Math.floor(Math.random() * 2 ** 31)));
-  $('pack_render').addEventListener('click', () => renderSample($('pack_seed').value.trim() === '' ? null : Number($('pack_seed').value)));
+  $('pack_sample').addEventListener('click', () => renderSample(newSeed()));
+  $('pack_render').addEventListener('click', () => renderSample($('pack_seed').value.trim() === '' ? newSeed() : Number($('pack_seed').value)));
   onShow.packs = () => { loadPacks(); };
 
   // =====================================================================================
@@ -969,7 +981,12 @@
       sel.replaceChildren(...list.filter((x) => !x.error).map((x) => el('option', { value: x.name, text: `${x.name}${x.run_name ? ' · ' + x.run_name : ''}` })));
       if ([...sel.options].some((o) => o.value === keep)) sel.value = keep;
     }
-    if ($('rep_b').options.length > 1 && $('rep_a').value === $('rep_b').value) $('rep_b').selectedIndex = 1;
+    // By default B is the newest report and A another one (the one before it).
+    const a = $('rep_a'), b = $('rep_b');
+    if (a.value === b.value && a.options.length > 1) {
+      b.selectedIndex = 0;
+      a.value = [...a.options].map((o) => o.value).find((v) => v !== b.value);
+    }
   }
   function openReportInTab(name) {
     rep.pending = name;
