@@ -15,7 +15,10 @@
 //! reports on disk (the rate change and the stop in the first one's control actions) and the
 //! screenshots of the five tabs in `target/panel-screenshots/`. The serve process is stopped
 //! by its PID; chromedriver ends with the script's `driver.quit()`. Last, 11 s after the
-//! browser quit, the panel must still accept a new connection. About 45 s.
+//! browser quit, the panel must still accept a new connection. Meanwhile a second panel with
+//! a token (`--token-env`, no `--configs-dir`): the page asks for the token, keeps it in
+//! sessionStorage and out of the URL, lists and downloads a report with it, and its Configs
+//! tab is read-only and says why. About 50 s.
 
 mod support;
 
@@ -30,7 +33,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::browser::browser_tools;
+use support::browser::{Browser, browser_tools};
 use support::peers::{free_port, require};
 use support::{bin, stop_child};
 
@@ -45,23 +48,24 @@ struct Serve {
 }
 
 impl Serve {
-    fn start(root: &Path) -> Serve {
+    /// `serve` on a free 127.0.0.1 port with `args`, and `PANEL_TOKEN` set when `token` is.
+    fn start(root: &Path, args: &[String], token: Option<&str>) -> Serve {
         let port = free_port();
         let log = root.join("serve.log");
-        let dir = |d: &str| root.join(d).display().to_string();
-        let child = bin()
-            .arg("serve")
+        let mut cmd = bin();
+        cmd.arg("serve")
             .args(["--listen", &format!("127.0.0.1:{port}")])
-            .args(["--configs-dir", &dir("configs")])
-            .args(["--scenarios-dir", &dir("scenarios")])
-            .args(["--reports-dir", &dir("reports")])
+            .args(args)
             .stdin(Stdio::null())
             .stdout(File::create(root.join("serve.stdout")).unwrap())
-            .stderr(File::create(&log).unwrap())
-            .spawn()
-            .expect("ingestbench serve starts");
+            .stderr(File::create(&log).unwrap());
+        if let Some(t) = token {
+            cmd.env("PANEL_TOKEN", t)
+                .args(["--token-env", "PANEL_TOKEN"]);
+        }
+        let child = cmd.spawn().expect("ingestbench serve starts");
         let mut serve = Serve { child, port, log };
-        serve.wait_ready();
+        serve.wait_ready(token.is_some());
         serve
     }
 
@@ -69,15 +73,17 @@ impl Serve {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// Waits (at most 20 s) for `GET /api/info` to answer 200.
-    fn wait_ready(&mut self) {
+    /// Waits (at most 20 s) for `GET /api/info` to answer (200, or 401 without the token).
+    fn wait_ready(&mut self, token: bool) {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(Some(st)) = self.child.try_wait() {
                 panic!("ingestbench serve exited {st}: {}", self.stderr());
             }
-            if let Some((200, _)) = self.get("/api/info") {
-                return;
+            match self.get("/api/info") {
+                Some((200, _)) if !token => return,
+                Some((401, _)) if token => return,
+                _ => {}
             }
             thread::sleep(Duration::from_millis(100));
         }
@@ -190,69 +196,29 @@ fn the_control_panel_in_a_real_browser() {
         let _ = std::fs::remove_file(shots.join(format!("panel-{tab}.png")));
     }
 
-    let serve = Serve::start(root.path());
-    let url = format!("http://127.0.0.1:{}/", serve.port);
+    let dirs = [
+        ("--configs-dir", &configs),
+        ("--scenarios-dir", &scenarios),
+        ("--reports-dir", &reports),
+    ];
+    let args: Vec<String> = dirs
+        .iter()
+        .flat_map(|(flag, d)| [flag.to_string(), d.display().to_string()])
+        .collect();
+    let serve = Serve::start(root.path(), &args, None);
 
-    let stderr = root.path().join("script.stderr");
-    let mut child = Command::new("python3")
-        .arg(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/browser/panel.py"
-        ))
-        .arg(&url)
-        .arg(&shots)
-        .arg(root.path().join("work"))
-        .arg(&tools.chromium)
-        .arg(&tools.chromedriver)
-        .args([&configs, &scenarios, &reports])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(File::create(&stderr).unwrap())
-        .spawn()
-        .expect("python3 starts");
-    let out = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let script = Script {
-        child,
-        lines: rx,
-        stderr,
-    };
-
-    // Every step's JSON line, until "done"; the first "error" fails the test.
-    let mut phases: BTreeMap<String, Value> = BTreeMap::new();
-    let deadline = Instant::now() + SCRIPT_AT_MOST;
-    while !phases.contains_key("done") {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let line = script.lines.recv_timeout(left).unwrap_or_else(|e| {
-            panic!(
-                "no answer from the browser script ({e}); it said {phases:?}\nits stderr:\n{}\nserve's stderr:\n{}",
-                script.stderr(),
-                serve.stderr()
-            )
-        });
-        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
-        let phase = s(&v, "phase").to_string();
-        eprintln!(
-            "browser: {phase} at {:.1} s",
-            started.elapsed().as_secs_f64()
-        );
-        assert_ne!(
-            phase,
-            "error",
-            "the browser script failed: {v:#}\nits stderr:\n{}\nserve's stderr:\n{}",
-            script.stderr(),
-            serve.stderr()
-        );
-        phases.insert(phase, v);
-    }
-    drop(script);
+    let dirs = [&configs, &scenarios, &reports].map(|d| d.display().to_string());
+    let phases = run_script(
+        &tools,
+        "full",
+        &serve,
+        &shots,
+        &root.path().join("work"),
+        &dirs,
+        None,
+        started,
+    );
+    let browser_quit = Instant::now();
 
     // The header.
     let header = &phases["header"];
@@ -380,10 +346,13 @@ fn the_control_panel_in_a_real_browser() {
             .len();
         assert!(len > 10_000, "{} is too small to be the tab", p.display());
     }
+    token_phase(&tools, &shots, started);
+
     // A user who comes back to the panel after a pause opens new connections: the panel must
-    // still accept them after more than its 10 s I/O timeout without any (the browser has
-    // quit, so nothing else connects meanwhile).
-    thread::sleep(Duration::from_secs(11));
+    // still accept them after more than its 10 s I/O timeout without any (its browser has
+    // quit, so nothing else connected meanwhile).
+    let idle = Duration::from_secs(11);
+    thread::sleep(idle.saturating_sub(browser_quit.elapsed()));
     let again = serve.get("/api/info");
     assert!(
         matches!(again, Some((200, _))),
@@ -400,4 +369,127 @@ fn the_control_panel_in_a_real_browser() {
         shots.display()
     );
     drop(serve);
+}
+
+/// Runs `tests/browser/panel.py` in `mode` against `serve` (at most `SCRIPT_AT_MOST`): every
+/// step's JSON line by its phase, until "done"; its first "error" fails the test.
+#[allow(clippy::too_many_arguments)]
+fn run_script(
+    tools: &Browser,
+    mode: &str,
+    serve: &Serve,
+    shots: &Path,
+    work: &Path,
+    extra: &[String],
+    token: Option<&str>,
+    started: Instant,
+) -> BTreeMap<String, Value> {
+    std::fs::create_dir_all(work).unwrap();
+    let stderr = work.join("script.stderr");
+    let mut cmd = Command::new("python3");
+    cmd.arg(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/browser/panel.py"
+    ))
+    .arg(mode)
+    .arg(format!("http://127.0.0.1:{}/", serve.port))
+    .arg(shots)
+    .arg(work)
+    .arg(&tools.chromium)
+    .arg(&tools.chromedriver)
+    .args(extra)
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(File::create(&stderr).unwrap());
+    if let Some(t) = token {
+        cmd.env("PANEL_TOKEN", t);
+    }
+    let mut child = cmd.spawn().expect("python3 starts");
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let script = Script {
+        child,
+        lines: rx,
+        stderr,
+    };
+    let mut phases: BTreeMap<String, Value> = BTreeMap::new();
+    let deadline = Instant::now() + SCRIPT_AT_MOST;
+    while !phases.contains_key("done") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = script.lines.recv_timeout(left).unwrap_or_else(|e| {
+            panic!(
+                "no answer from the browser script ({e}); it said {phases:?}\nits stderr:\n{}\nserve's stderr:\n{}",
+                script.stderr(),
+                serve.stderr()
+            )
+        });
+        let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let phase = s(&v, "phase").to_string();
+        eprintln!(
+            "browser ({mode}): {phase} at {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        assert_ne!(
+            phase,
+            "error",
+            "the browser script failed: {v:#}\nits stderr:\n{}\nserve's stderr:\n{}",
+            script.stderr(),
+            serve.stderr()
+        );
+        phases.insert(phase, v);
+    }
+    phases
+}
+
+/// The panel with a token (loopback, no `--configs-dir`): the page asks for it, keeps it in
+/// sessionStorage (never in the URL), reads the reports with it and downloads one as JSON
+/// through the page (fetched with the header); Configs is read-only and says why.
+fn token_phase(tools: &Browser, shots: &Path, started: Instant) {
+    const TOKEN: &str = "panel-test-token-5f2c9a";
+    let root = tempfile::tempdir().unwrap();
+    let reports = root.path().join("reports");
+    std::fs::create_dir(&reports).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/report.json"),
+        reports.join("golden.json"),
+    )
+    .unwrap();
+    let args = ["--reports-dir".to_string(), reports.display().to_string()];
+    let serve = Serve::start(root.path(), &args, Some(TOKEN));
+    let phases = run_script(
+        tools,
+        "token",
+        &serve,
+        shots,
+        &root.path().join("work"),
+        &[],
+        Some(TOKEN),
+        started,
+    );
+    let t = &phases["token"];
+    assert!(
+        s(t, "version_before").contains("token"),
+        "nothing is read before the token: {t}"
+    );
+    assert!(s(t, "version").starts_with('v'), "{t}");
+    assert_eq!(t["form_hidden"], true, "{t}");
+    assert_eq!(s(t, "stored"), TOKEN, "{t}");
+    assert!(
+        !s(t, "url").contains(TOKEN),
+        "the token is never in the URL: {t}"
+    );
+    assert_eq!(s(t, "report"), "golden.json", "{t}");
+    assert_eq!(s(t, "downloaded_schema"), "ingestbench.report/2", "{t}");
+    assert!(
+        s(t, "readonly").contains("--configs-dir"),
+        "the panel says why: {t}"
+    );
+    assert_eq!(t["save_enabled"], false, "{t}");
 }

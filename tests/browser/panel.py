@@ -2,9 +2,15 @@
 """Drives the control panel of `ingestbench serve` in a real headless Chromium, for
 tests/panel_browser.rs.
 
-Usage: panel.py URL SHOT_DIR WORK_DIR CHROMIUM CHROMEDRIVER CONFIGS_DIR SCENARIOS_DIR REPORTS_DIR
+Usage: panel.py full URL SHOT_DIR WORK_DIR CHROMIUM CHROMEDRIVER CONFIGS_DIR SCENARIOS_DIR REPORTS_DIR
+       panel.py token URL SHOT_DIR WORK_DIR CHROMIUM CHROMEDRIVER
 
-The server was started with those three directories; CONFIGS_DIR holds `panel-smoke.yaml`
+Mode `token`: the server wants the token in $PANEL_TOKEN and has no --configs-dir. The page
+asks for the token; it is typed in; the version and the reports appear; the Configs tab is
+read-only and says why; a report opens and its JSON downloads (fetched with the header);
+prints {"phase": "token", ...} with the URL and what sessionStorage holds.
+
+Mode `full`: the server was started with those three directories; CONFIGS_DIR holds `panel-smoke.yaml`
 (the built-in sink, 200 eps for 12 s). In order, each step checking what the page shows:
   packs     — the catalog lists aws.cloudtrail; its event types, ATT&CK ids and a sample
               render; "New sample" renders with another seed.
@@ -496,6 +502,40 @@ def reports_step(driver, shot_dir, first_report, downloads):
             "screenshot": shot_path}
 
 
+def token_step(driver, url, shot_dir, downloads):
+    driver.get(url + "#reports")
+    form = driver.find_element(By.ID, "token_form")
+    wait_for(driver, "the token prompt", lambda d: form.is_displayed())
+    before = text(driver, "version")
+    driver.find_element(By.ID, "token_input").send_keys(os.environ.get("PANEL_TOKEN", ""))
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    wait_for(driver, "the version after the token", lambda d: text(d, "version").startswith("v"))
+    wait_for(driver, "a report in the list",
+             lambda d: d.find_elements(By.CSS_SELECTOR, "#rep_list tr[data-name]"))
+    name = driver.find_elements(By.CSS_SELECTOR, "#rep_list tr[data-name]")[0].get_attribute("data-name")
+    driver.find_elements(By.CSS_SELECTOR, "#rep_list tr[data-name]")[0].click()
+    wait_for(driver, "the report", lambda d: attr(d, "rep_view", "data-name") == name)
+    click(driver, "rep_download_json")
+    message(driver, "rep_message", "downloaded", "the JSON download with a token")
+    deadline = time.monotonic() + WAIT_S
+    while not [f for f in os.listdir(downloads) if f.endswith(".json")]:
+        if time.monotonic() > deadline:
+            raise Stop("the download with a token never arrived")
+        time.sleep(0.1)
+    got = [f for f in os.listdir(downloads) if f.endswith(".json")][0]
+    with open(os.path.join(downloads, got)) as f:
+        downloaded = json.load(f)
+    open_tab(driver, "configs")
+    ro = driver.find_element(By.ID, "cfg_readonly")
+    wait_for(driver, "the read-only notice", lambda d: ro.is_displayed() and "read-only" in ro.text)
+    return {"phase": "token", "version_before": before, "version": text(driver, "version"),
+            "form_hidden": not form.is_displayed(), "url": driver.current_url,
+            "stored": driver.execute_script("return sessionStorage.getItem('ingestbench.panel.token')"),
+            "report": name, "downloaded": got, "downloaded_schema": downloaded.get("schema"),
+            "readonly": ro.text, "save_enabled": driver.find_element(By.ID, "cfg_save").is_enabled(),
+            "screenshot": shot(driver, shot_dir, "token-configs")}
+
+
 def page_state(driver):
     """What the page shows, for a failure message."""
     if driver is None:
@@ -513,7 +553,7 @@ def page_state(driver):
 
 
 def main():
-    url, shot_dir, work_dir, chromium, chromedriver, configs, scenarios, reports = sys.argv[1:9]
+    mode, url, shot_dir, work_dir, chromium, chromedriver = sys.argv[1:7]
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGALRM, on_signal)
     signal.alarm(OVERALL_S)
@@ -524,6 +564,11 @@ def main():
     started = time.monotonic()
     try:
         driver = browser(work_dir, chromium, chromedriver, downloads)
+        if mode == "token":
+            emit(token_step(driver, url, shot_dir, downloads))
+            emit({"phase": "done", "seconds": round(time.monotonic() - started, 1), "console": console(driver)})
+            return 0
+        configs, scenarios, reports = sys.argv[7:10]
         emit(header_step(driver, url))
         emit(packs_step(driver, shot_dir))
         emit(scenarios_step(driver, shot_dir, scenarios))
