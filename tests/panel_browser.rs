@@ -2,13 +2,14 @@
 //! and chromedriver, driven by Python's selenium through `tests/browser/panel.py`). The test
 //! starts the real binary — `serve --listen 127.0.0.1:<free port>` with `--configs-dir`,
 //! `--scenarios-dir` and `--reports-dir` in a temporary directory, a copy of
-//! examples/steady-smoke.yaml (built-in sink, 200 eps for 12 s) in the configs — and the
+//! examples/steady-smoke.yaml (built-in sink, 200 eps for 15 s) in the configs — and the
 //! script opens each of the five tabs through the page alone and checks what they show:
 //! the header's version; the packs catalog (aws.cloudtrail, its event types, ATT&CK ids, a
 //! sample and a new one with another seed); a scenario authored with the ATT&CK pickers
 //! (T1110 under TA0006), validated, previewed and saved; a config built in the form, saved,
 //! broken (its error listed and marked at its line), fixed, saved again and deleted; a run
-//! validated and started whose figures grow, a second start refused (409), the rate set to
+//! validated and started whose figures grow, the watched process (a `sleep` the test started)
+//! charted, paused and resumed, a second start refused (409), the rate set to
 //! 400 eps and the target following, stopped, its report opened in Reports by itself; a
 //! second short run compared with the first (differences highlighted), JSON and CSV
 //! downloaded through the page. This side then checks the files the UI wrote or removed, the
@@ -136,8 +137,9 @@ impl Script {
     }
 }
 
-/// examples/steady-smoke.yaml with 200 eps for 12 s instead of 200 events at 40 eps.
-fn smoke_config() -> String {
+/// examples/steady-smoke.yaml with 200 eps for 15 s instead of 200 events at 40 eps, watching
+/// the process `watched` (and ingestbench itself).
+fn smoke_config(watched: u32) -> String {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/examples/steady-smoke.yaml"
@@ -145,13 +147,23 @@ fn smoke_config() -> String {
     .unwrap();
     let out = text
         .replace("  eps: 40\n", "  eps: 200\n")
-        .replace("    total_events: 200\n", "    after: 12s\n")
+        .replace("    total_events: 200\n", "    after: 15s\n")
         .replace("name: steady-smoke", "name: panel-smoke");
     assert!(
-        out.contains("eps: 200") && out.contains("after: 12s") && out.contains("panel-smoke"),
+        out.contains("eps: 200") && out.contains("after: 15s") && out.contains("panel-smoke"),
         "examples/steady-smoke.yaml changed shape:\n{text}"
     );
-    out
+    assert!(!out.contains("observability:"), "{text}");
+    format!("{out}observability:\n  watch:\n    pids: [{watched}]\n    self: true\n")
+}
+
+/// A process for the run to watch, killed by its PID when dropped.
+struct Watched(Child);
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        stop_child(&mut self.0);
+    }
 }
 
 fn shots_dir() -> PathBuf {
@@ -189,7 +201,18 @@ fn the_control_panel_in_a_real_browser() {
     let configs = root.path().join("configs");
     let scenarios = root.path().join("scenarios");
     let reports = root.path().join("reports");
-    std::fs::write(configs.join("panel-smoke.yaml"), smoke_config()).unwrap();
+    let watched = Watched(
+        Command::new("sleep")
+            .arg("120")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("sleep starts"),
+    );
+    std::fs::write(
+        configs.join("panel-smoke.yaml"),
+        smoke_config(watched.0.id()),
+    )
+    .unwrap();
     let shots = shots_dir();
     std::fs::create_dir_all(&shots).unwrap();
     for tab in ["run", "configs", "packs", "reports", "scenarios"] {
@@ -294,6 +317,13 @@ fn the_control_panel_in_a_real_browser() {
     assert_eq!(figure(first, "run_rate_eps"), 200.0, "{run}");
     assert_eq!(figure(after, "run_target_eps"), 400.0, "{run}");
     assert!(s(run, "refused").contains("one run at a time"), "{run}");
+    assert_eq!(run["resume_enabled_when_paused"], true, "{run}");
+    let sleep = format!("sleep[{}]", watched.0.id());
+    assert!(s(run, "watched").contains(&sleep), "{run}");
+    assert!(
+        s(run, "watched").contains("ingestbench (this run)"),
+        "{run}"
+    );
     let report_name = s(run, "report");
     let report: Value = serde_json::from_str(
         &std::fs::read_to_string(reports.join(report_name))
@@ -311,13 +341,15 @@ fn the_control_panel_in_a_real_browser() {
         actions.contains(&("rate", Some(400.0))),
         "the rate change is in the report: {actions:?}"
     );
+    for action in ["pause", "resume", "stop"] {
+        assert!(
+            actions.iter().any(|a| a.0 == action),
+            "the {action} is in the report: {actions:?}"
+        );
+    }
     assert!(
-        actions.iter().any(|a| a.0 == "stop"),
-        "the stop is in the report: {actions:?}"
-    );
-    assert!(
-        report["duration_s"].as_f64().unwrap() < 11.5,
-        "stopped before its 12 s"
+        report["duration_s"].as_f64().unwrap() < 14.5,
+        "stopped before its 15 s"
     );
 
     // Reports: the second run, the comparison, the downloads.

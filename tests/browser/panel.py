@@ -11,7 +11,8 @@ read-only and says why; a report opens and its JSON downloads (fetched with the 
 prints {"phase": "token", ...} with the URL and what sessionStorage holds.
 
 Mode `full`: the server was started with those three directories; CONFIGS_DIR holds `panel-smoke.yaml`
-(the built-in sink, 200 eps for 12 s). In order, each step checking what the page shows:
+(the built-in sink, 200 eps for 15 s, watching a `sleep` the test started). In order, each
+step checking what the page shows:
   packs     — the catalog lists aws.cloudtrail; its event types, ATT&CK ids and a sample
               render; "New sample" renders with another seed.
   scenarios — the ATT&CK pickers (T1110 under TA0006), a stage authored in the builder, its
@@ -19,7 +20,8 @@ Mode `full`: the server was started with those three directories; CONFIGS_DIR ho
   configs   — a config built in the form, saved (file written), broken and validated (the
               error listed at its line, the line marked), fixed and saved again, deleted
               (file gone).
-  run       — panel-smoke.yaml validated and started; the figures grow; a second start is
+  run       — panel-smoke.yaml validated and started; the figures grow; the watched process
+              (the test's `sleep`) is charted; paused and resumed; a second start is
               refused (409); the rate set to 400 eps and the target follows; stopped; its
               report opens in Reports.
   reports   — a second, short run at another rate; both listed; compared (differences
@@ -422,6 +424,17 @@ def run_step(driver, shot_dir):
     wait_for(driver, "the achieved rate", lambda d: (number(text(d, "run_achieved_eps")) or 0) > 0)
     second = run_figures(driver)
     eps_points_before = int(attr(driver, "run_chart_eps", "data-points") or 0)
+    # The watched process (the test's `sleep`) and ingestbench itself, charted.
+    wait_for(driver, "the watched processes' card",
+             lambda d: d.find_element(By.ID, "run_watched").is_displayed()
+             and int(attr(d, "run_chart_cpu", "data-points") or 0) > 0)
+    watched = text(driver, "run_watched_rows")
+    # Pause and resume.
+    click(driver, "run_pause")
+    wait_for(driver, "the state to show paused", lambda d: text(d, "run_state") == "paused")
+    paused_resume_enabled = driver.find_element(By.ID, "run_resume").is_enabled()
+    click(driver, "run_resume")
+    wait_for(driver, "the state to show running again", lambda d: text(d, "run_state") == "running")
     # One run at a time: a second start is refused, and the page says so.
     click(driver, "run_start")
     wait_for(driver, "the refusal of a second start", lambda d: attr(d, "run_message", "data-status") == "409")
@@ -442,7 +455,8 @@ def run_step(driver, shot_dir):
     click(driver, "run_stop")
     report = wait_report_opened(driver, "")
     return {"phase": "run", "validation": validation, "first": first, "second": second,
-            "refused": refused, "after_rate": after_rate, "eps_points": [eps_points_before, eps_points_after],
+            "refused": refused, "after_rate": after_rate, "watched": watched,
+            "resume_enabled_when_paused": paused_resume_enabled, "eps_points": [eps_points_before, eps_points_after],
             "report": report, "report_title": text(driver, "rep_title"),
             "report_control": text(driver, "rep_latency"), "slo_rows": len(driver.find_elements(By.CSS_SELECTOR, "#rep_slo tr")),
             "hist_bars": attr(driver, "rep_chart_hist", "data-bars"), "screenshot": shot_path}
