@@ -11,7 +11,8 @@
 //! validated and started whose figures grow, the watched process (a `sleep` the test started)
 //! charted, paused and resumed, a second start refused (409), the rate set to
 //! 400 eps and the target following, stopped, its report opened in Reports by itself; a
-//! second short run compared with the first (differences highlighted), JSON and CSV
+//! second short run with that scenario compared with the first (differences highlighted),
+//! JSON and CSV
 //! downloaded through the page. This side then checks the files the UI wrote or removed, the
 //! reports on disk (the rate change and the stop in the first one's control actions) and the
 //! screenshots of the five tabs in `target/panel-screenshots/`. The serve process is stopped
@@ -283,6 +284,17 @@ fn the_control_panel_in_a_real_browser() {
     }
     assert!(s(scn, "summary").contains("T1110"), "{scn}");
     assert!(s(scn, "preview").contains("stage"), "{scn}");
+    assert_eq!(
+        s(scn, "bad_line"),
+        s(scn, "want_line"),
+        "the error is at the stage's line: {scn}"
+    );
+    assert!(s(scn, "bad").contains("T9999"), "{scn}");
+    assert_eq!(
+        scn["bad_marked"],
+        serde_json::json!([s(scn, "want_line")]),
+        "{scn}"
+    );
 
     // Configs: built, saved, broken, fixed, deleted.
     let cfg = &phases["configs"];
@@ -356,7 +368,16 @@ fn the_control_panel_in_a_real_browser() {
     let rep = &phases["reports"];
     assert_eq!(s(rep, "first"), report_name);
     assert_ne!(s(rep, "second"), report_name);
-    assert!(reports.join(s(rep, "second")).exists(), "{rep}");
+    let second: Value = serde_json::from_str(
+        &std::fs::read_to_string(reports.join(s(rep, "second"))).expect("the second report"),
+    )
+    .unwrap();
+    assert_eq!(second["summary"]["target_eps"], 100.0, "{rep}");
+    assert_eq!(
+        second["scenario"]["events"], 9,
+        "the saved scenario's 6 + 3 stage events went with the second run"
+    );
+    assert_eq!(s(rep, "scenario_events"), "9", "{rep}");
     let rows = rep["compare_rows"].as_array().unwrap();
     let target = rows
         .iter()

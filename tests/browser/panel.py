@@ -15,8 +15,9 @@ Mode `full`: the server was started with those three directories; CONFIGS_DIR ho
 step checking what the page shows:
   packs     — the catalog lists aws.cloudtrail; its event types, ATT&CK ids and a sample
               render; "New sample" renders with another seed.
-  scenarios — the ATT&CK pickers (T1110 under TA0006), a stage authored in the builder, its
-              YAML validated, previewed and saved (the file appears in SCENARIOS_DIR).
+  scenarios — the ATT&CK pickers (T1110 under TA0006), two stages authored in the builder,
+              their YAML validated and previewed; an unknown technique's error listed and
+              marked at its line; saved (the file appears in SCENARIOS_DIR).
   configs   — a config built in the form, saved (file written), broken and validated (the
               error listed at its line, the line marked), fixed and saved again, deleted
               (file gone).
@@ -24,7 +25,8 @@ step checking what the page shows:
               (the test's `sleep`) is charted; paused and resumed; a second start is
               refused (409); the rate set to 400 eps and the target follows; stopped; its
               report opens in Reports.
-  reports   — a second, short run at another rate; both listed; compared (differences
+  reports   — a second, short run at another rate with the saved scenario (its stage events
+              shown); both listed; compared (differences
               highlighted); JSON and CSV downloaded through the page.
 Screenshots of the five tabs go to SHOT_DIR (panel-<tab>.png, 1280x800). Prints one JSON
 line per step ({"phase": ...}); on failure one {"phase": "error", ...} line and exit 1.
@@ -291,6 +293,23 @@ def scenarios_step(driver, shot_dir, scenarios_dir):
     wait_for(driver, "the preview of each stage",
              lambda d: len(d.find_elements(By.CSS_SELECTOR, "#scn_previews .preview-stage")) == 2)
     preview = text(driver, "scn_previews")
+    # A technique that is not in the table: the error is listed at its line, which is marked.
+    area = driver.find_element(By.ID, "scn_text")
+    set_value(driver, area, yaml.replace("technique: T1110,", "technique: T9999,"))
+    click(driver, "scn_validate")
+    message(driver, "scn_message", "not valid", "the broken scenario's validation")
+    wait_for(driver, "the scenario's error in the list",
+             lambda d: d.find_elements(By.CSS_SELECTOR, "#scn_diags li.error"))
+    bad = driver.find_element(By.CSS_SELECTOR, "#scn_diags li.error")
+    bad_text, bad_line = bad.text, bad.get_attribute("data-line")
+    bad_marked = [g.get_attribute("data-line") for g in driver.find_elements(By.CSS_SELECTOR, "#scn_gutter div.err")]
+    want_line = str(yaml.split("\n").index(next(l for l in yaml.split("\n") if "T1110" in l)) + 1)
+    # The builder writes it again; valid, it is saved.
+    click(driver, "s_write")
+    click(driver, "scn_validate")
+    message(driver, "scn_message", "valid", "the rewritten scenario's validation")
+    if "not valid" in text(driver, "scn_message"):
+        raise Stop("the rewritten scenario is not valid: " + text(driver, "scn_diags"))
     fill(driver, "scn_name", "ui-brute-force")
     click(driver, "scn_save")
     message(driver, "scn_message", "saved ui-brute-force.yaml", "the scenario's save")
@@ -303,6 +322,7 @@ def scenarios_step(driver, shot_dir, scenarios_dir):
     return {"phase": "scenarios", "techniques_of_TA0006": len(techniques),
             "has_T1110": "T1110" in techniques, "yaml": yaml, "saved": saved,
             "summary": summary, "preview": preview[:3000],
+            "bad": bad_text, "bad_line": bad_line, "bad_marked": bad_marked, "want_line": want_line,
             "screenshot": shot(driver, shot_dir, "scenarios")}
 
 
@@ -468,8 +488,14 @@ def reports_step(driver, shot_dir, first_report, downloads):
     wait_for(driver, "Start to be usable again", lambda d: text(d, "run_state") in ("finished", "idle"))
     fill(driver, "run_duration", "3s")
     fill(driver, "run_eps", "100")
+    wait_for(driver, "the saved scenario in the run's picker",
+             lambda d: "ui-brute-force.yaml" in option_values(d.find_element(By.ID, "run_scenario")))
+    Select(driver.find_element(By.ID, "run_scenario")).select_by_value("ui-brute-force.yaml")
+    fill(driver, "run_speed", "120x")
     click(driver, "run_start")
     message(driver, "run_message", "started", "the second run's start")
+    wait_for(driver, "the scenario's progress", lambda d: d.find_element(By.ID, "run_scenario_tile").is_displayed())
+    scenario_events = text(driver, "run_scenario_events")
     second = wait_report_opened(driver, first_report)
     wait_for(driver, "both reports in the list",
              lambda d: {first_report, second} <= {tr.get_attribute("data-name") for tr in
@@ -510,6 +536,7 @@ def reports_step(driver, shot_dir, first_report, downloads):
     driver.execute_script("document.getElementById('rep_compare_view').scrollIntoView()")
     driver.save_screenshot(os.path.join(shot_dir, "panel-reports-compare.png"))
     return {"phase": "reports", "first": first_report, "second": second, "listed": listed,
+            "scenario_events": scenario_events,
             "opened": opened, "downloads": files, "csv_head": csv_head,
             "downloaded_schema": downloaded.get("schema"), "compare_rows": rows,
             "highlighted": highlighted, "compare_message": text(driver, "rep_message"),

@@ -633,6 +633,15 @@
       const tb = $('run_errors');
       if (!errs.length) emptyRow(tb, 2, 'none');
       else tb.replaceChildren(...errs.map(([k, v]) => el('tr', {}, el('td', { text: k }), el('td', { class: 'num', text: int(v) }))));
+      const sc = s.scenario;
+      $('run_scenario_tile').hidden = !sc;
+      if (sc) {
+        set('run_scenario_sent', int(sc.events_sent));
+        set('run_scenario_events', int(sc.events));
+        set('run_scenario_accepted', int(sc.events_accepted));
+        set('run_scenario_failed', int(sc.events_failed));
+        $('run_scenario_failed').classList.toggle('bad', sc.events_failed > 0);
+      }
       const hist = s.history || [];
       lineChart($('run_chart_eps'), hist, [{ key: 'target_eps', cls: 's-target' }, { key: 'achieved_eps', cls: 's-achieved' }], epsLabel, 600);
       lineChart($('run_chart_errors'), hist, [{ key: 'errors', cls: 's-errors' }], epsLabel, 600);
@@ -1066,7 +1075,7 @@
       el('td', { text: x.label || x.metric }),
       el('td', { class: 'num' + (x.better === 'a' ? ' better' : ''), text: cell(x.a, x.unit) }),
       el('td', { class: 'num' + (x.better === 'b' ? ' better' : ''), text: cell(x.b, x.unit) }),
-      el('td', { class: 'num', text: isNum(x.delta) ? (x.delta > 0 ? '+' : '') + num(x.delta) : '—' }),
+      el('td', { class: 'num', text: isNum(x.delta) ? (x.delta > 0 ? '+' : '') + num(x.delta) + (x.unit ? ' ' + x.unit : '') : '—' }),
       el('td', { class: 'num', text: isNum(x.delta_pct) ? (x.delta_pct > 0 ? '+' : '') + nf1.format(x.delta_pct) + ' %' : '—' }),
       el('td', { text: x.better ? x.better.toUpperCase() : '—' }))));
     message('rep_message', `${rows.filter((x) => x.differs).length} of ${rows.length} figures differ by 5 % or more (highlighted)`, '');
