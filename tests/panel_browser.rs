@@ -1,26 +1,31 @@
 //! The control panel of `ingestbench serve` in a real headless Chromium (Debian's chromium
-//! and chromedriver, driven by Python's selenium through `tests/browser/panel.py`). The test
-//! starts the real binary — `serve --listen 127.0.0.1:<free port>` with `--configs-dir`,
-//! `--scenarios-dir` and `--reports-dir` in a temporary directory, a copy of
-//! examples/steady-smoke.yaml (built-in sink, 200 eps for 15 s) in the configs — and the
-//! script opens each of the five tabs through the page alone and checks what they show:
-//! the header's version; the packs catalog (aws.cloudtrail, its event types, ATT&CK ids, a
-//! sample and a new one with another seed); a scenario authored with the ATT&CK pickers
-//! (T1110 under TA0006), validated, previewed and saved; a config built in the form, saved,
-//! broken (its error listed and marked at its line), fixed, saved again and deleted; a run
-//! validated and started whose figures grow, the watched process (a `sleep` the test started)
-//! charted, paused and resumed, a second start refused (409), the rate set to
-//! 400 eps and the target following, stopped, its report opened in Reports by itself; a
-//! second short run with that scenario compared with the first (differences highlighted),
-//! JSON and CSV
-//! downloaded through the page. This side then checks the files the UI wrote or removed, the
-//! reports on disk (the rate change and the stop in the first one's control actions) and the
-//! screenshots of the five tabs in `target/panel-screenshots/`. The serve process is stopped
-//! by its PID; chromedriver ends with the script's `driver.quit()`. Last, 11 s after the
-//! browser quit, the panel must still accept a new connection. Meanwhile a second panel with
-//! a token (`--token-env`, no `--configs-dir`): the page asks for the token, keeps it in
-//! sessionStorage and out of the URL, lists and downloads a report with it, and its Configs
-//! tab is read-only and says why. About 50 s.
+//! and chromedriver, driven by Python's selenium through `tests/browser/panel.py`), against
+//! the real binary: `serve --listen 127.0.0.1:<free port>` with `--configs-dir`,
+//! `--scenarios-dir` and `--reports-dir` in a temporary directory holding a copy of
+//! examples/steady-smoke.yaml (built-in sink, 200 eps for 15 s, watching a `sleep` the test
+//! started). Through the page alone, the script:
+//! - reads the header's version;
+//! - Source packs: the catalog lists aws.cloudtrail; its event types, ATT&CK ids and a
+//!   sample render, and "New sample" renders another seed;
+//! - Scenarios: two stages authored with the ATT&CK pickers (T1110 under TA0006), validated
+//!   (per-stage summary) and previewed; an unknown technique's error listed and marked at its
+//!   line; saved into `--scenarios-dir`;
+//! - Configs: one built in the form, saved, broken (the error listed and marked at its line,
+//!   a click selects the line), fixed and saved again, reopened, deleted;
+//! - Run: the copy validated and started; its figures grow; the watched process charted;
+//!   paused and resumed; a second start refused (409); the rate set to 400 eps and the
+//!   target following; stopped; its report opens in Reports by itself;
+//! - Reports: a second, short run at 100 eps with the saved scenario (its stage events shown);
+//!   the two compared (differences highlighted); JSON and CSV downloaded through the page.
+//!
+//! This side checks the files the UI wrote and removed, both reports on disk (the pause,
+//! resume, rate and stop in the first; the scenario's events in the second) and the five
+//! tabs' screenshots in `target/panel-screenshots/`. Then a second panel with a token
+//! (`--token-env`, no `--configs-dir`): the page asks for the token, keeps it in
+//! sessionStorage and out of the URL, lists and downloads a report with it (fetched with the
+//! header), and Configs is read-only and says why. Last, 11 s after the first browser quit,
+//! the first panel must still accept a new connection. Both serve processes and the `sleep`
+//! are stopped by their PIDs; chromedriver ends with the script's `driver.quit()`. ~55 s.
 
 mod support;
 

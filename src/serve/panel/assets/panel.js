@@ -706,7 +706,7 @@
   // Configs
   // =====================================================================================
   const cfgEditor = Editor('cfg_text', 'cfg_gutter');
-  const cfg = { writable: false, selected: null, deleteArmed: 0 };
+  const cfg = { writable: false, selected: null, deleteArmed: 0, savedText: null };
 
   async function loadConfigs(select) {
     const r = await api('GET', '/api/configs');
@@ -743,6 +743,7 @@
     selectInList($('cfg_list'), name);
     $('cfg_name').value = name;
     cfgEditor.value = r.json.text;
+    cfg.savedText = r.json.text;
     $('cfg_diags').replaceChildren();
     $('cfg_summary').replaceChildren();
     fillBuilderFrom(r.json.text);
@@ -828,6 +829,7 @@
     const r = await api('PUT', '/api/configs/' + enc(file), { text: cfgEditor.value });
     if (r.ok) {
       cfg.selected = r.json.name || file;
+      cfg.savedText = cfgEditor.value;
       message('cfg_message', `saved ${cfg.selected}`, 'ok', r.status);
       showDiags($('cfg_diags'), cfgEditor, [], []);
       await loadConfigs(cfg.selected);
@@ -861,7 +863,8 @@
     const name = $('cfg_name').value.trim();
     await fillRunPickers();
     const sel = $('run_config');
-    if (name && [...sel.options].some((o) => o.value === name)) {
+    // The saved file when the editor holds exactly it; else the editor's text, pasted.
+    if (name && cfgEditor.value === cfg.savedText && [...sel.options].some((o) => o.value === name)) {
       sel.value = name;
     } else {
       sel.value = PASTE;
@@ -1081,6 +1084,9 @@
     message('rep_message', `${rows.filter((x) => x.differs).length} of ${rows.length} figures differ by 5 % or more (highlighted)`, '');
   });
   onShow.reports = async () => {
+    // #reports/NAME opens that report.
+    const named = location.hash.split('/')[1];
+    if (named && !rep.pending) rep.pending = decodeURIComponent(named);
     await loadReports();
     if (rep.pending) {
       const n = rep.pending;
@@ -1195,12 +1201,16 @@
       el('td', {}, el('input', { class: 'name wide', value: st.name || '', placeholder: 'optional', 'aria-label': 'stage name' })),
       el('td', {}, el('button', { type: 'button', class: 'small danger remove', text: '✕', title: 'remove this stage' })));
     if (st.tactic && (a.tactics || []).some((t) => t.id === st.tactic)) tactic.value = st.tactic;
-    tactic.addEventListener('change', () => fillTechniques(row));
-    row.querySelector('select.technique').addEventListener('change', () => fillStageSources(row));
+    // A select shows its choice cut short in the table: its whole text is its tooltip.
+    const titled = () => { for (const sel of row.querySelectorAll('select')) sel.title = sel.selectedOptions[0] ? sel.selectedOptions[0].textContent : ''; };
+    tactic.addEventListener('change', () => { fillTechniques(row); titled(); });
+    row.querySelector('select.technique').addEventListener('change', () => { fillStageSources(row); titled(); });
+    row.querySelector('select.source').addEventListener('change', titled);
     row.querySelector('button.remove').addEventListener('click', () => { row.remove(); renumberStages(); });
     $('s_stages').append(row);
     fillTechniques(row, st.technique);
     if (st.source) fillStageSources(row, st.source);
+    titled();
     renumberStages();
   }
   $('s_add').addEventListener('click', () => addStage());
@@ -1349,7 +1359,8 @@
     loadScenarios();
     try {
       const a = await ensureAttack();
-      set('s_attack', `ATT&CK ${a.version || ''}: ${(a.tactics || []).length} tactics, ${(a.techniques || []).length} techniques`);
+      const v = String(a.version || '');
+      set('s_attack', `${/att&ck/i.test(v) ? v : 'ATT&CK ' + v}: ${(a.tactics || []).length} tactics, ${(a.techniques || []).length} techniques`);
     } catch (e) {
       set('s_attack', 'the ATT&CK table did not load: ' + e.message);
     }
