@@ -474,6 +474,9 @@ def run_step(driver, shot_dir):
     wait_for(driver, "the stop's confirmation", lambda d: "Really" in text(d, "run_stop"))
     click(driver, "run_stop")
     report = wait_report_opened(driver, "")
+    wait_for(driver, "the report's watched-process chart",
+             lambda d: d.find_element(By.ID, "rep_watched").is_displayed()
+             and int(attr(d, "rep_chart_cpu", "data-points") or 0) > 0)
     return {"phase": "run", "validation": validation, "first": first, "second": second,
             "refused": refused, "after_rate": after_rate, "watched": watched,
             "resume_enabled_when_paused": paused_resume_enabled, "eps_points": [eps_points_before, eps_points_after],

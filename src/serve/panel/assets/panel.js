@@ -434,7 +434,8 @@
   // =====================================================================================
   // Run
   // =====================================================================================
-  const run = { wasActive: null, runId: null, samples: [], lastT: -1, startedHere: false, openedReport: null, stopArmed: 0 };
+  const run = { wasActive: null, runId: null, samples: [], lastT: -1, startedHere: false, openedReport: null, stopArmed: 0, errPrev: {}, kinds: [] };
+  const MAX_KINDS = 6;
 
   async function fillRunPickers() {
     const sel = $('run_config'), keep = sel.value;
@@ -572,7 +573,16 @@
     const i = lat.intended || {}, sv = lat.service || {};
     const has = (l) => l && l.count > 0;
     const w = s.watched;
+    // Errors by kind: the snapshot counts them for the whole run; a second's are the growth.
+    const errs = {};
+    const first = run.samples.length === 0; // no growth known yet: the counts are the run's so far
+    for (const [k, v] of Object.entries(s.errors || {})) {
+      errs['err_' + k] = first ? null : Math.max(0, v - (run.errPrev[k] || 0));
+      if (!run.kinds.includes(k)) run.kinds.push(k);
+    }
+    run.errPrev = Object.assign({}, s.errors || {});
     run.samples.push({
+      ...errs,
       t,
       p50: has(i) ? i.p50 : null, p99: has(i) ? i.p99 : null,
       sp50: has(sv) ? sv.p50 : null, sp99: has(sv) ? sv.p99 : null,
@@ -604,7 +614,11 @@
     $('run_start').title = active ? 'one run at a time: a run is going' : '';
     if (s) {
       const r = s.run || {}, iv = s.interval || {}, cu = s.cumulative || {};
-      if (r.run_id !== run.runId) { run.runId = r.run_id; run.samples = []; run.lastT = -1; }
+      if (r.run_id !== run.runId) {
+        run.runId = r.run_id; run.samples = []; run.lastT = -1; run.errPrev = {}; run.kinds = [];
+        $('run_errors_legend').replaceChildren(el('span', {}, el('i', { class: 'sw s-errors' }), 'errors (timeline count)'));
+      }
+      const kindsBefore = run.kinds.length;
       sample(s);
       set('run_name', r.name || '(unnamed)');
       set('run_id', r.run_id || '—');
@@ -644,7 +658,17 @@
       }
       const hist = s.history || [];
       lineChart($('run_chart_eps'), hist, [{ key: 'target_eps', cls: 's-target' }, { key: 'achieved_eps', cls: 's-achieved' }], epsLabel, 600);
-      lineChart($('run_chart_errors'), hist, [{ key: 'errors', cls: 's-errors' }], epsLabel, 600);
+      const shown = run.kinds.slice(0, MAX_KINDS);
+      if (run.kinds.length !== kindsBefore) {
+        $('run_errors_legend').replaceChildren(el('span', {}, el('i', { class: 'sw s-errors' }), 'errors (timeline count)'),
+          ...shown.map((k, i) => el('span', {}, el('i', { class: 'sw s-k' + i }), k)),
+          ...(run.kinds.length > MAX_KINDS ? [el('span', { text: `+${run.kinds.length - MAX_KINDS} more kinds (table)` })] : []));
+      }
+      // The history's per-second totals, and each kind's growth per second since the page watched.
+      const byT = new Map(run.samples.map((p) => [p.t, p]));
+      const errRows = hist.map((h) => Object.assign({}, byT.get(h.t + 1) || {}, { t: h.t, errors: h.errors }));
+      lineChart($('run_chart_errors'), errRows, [{ key: 'errors', cls: 's-errors' },
+        ...shown.map((k, i) => ({ key: 'err_' + k, cls: 's-k' + i }))], epsLabel, 600);
       lineChart($('run_chart_latency'), run.samples, [
         { key: 'p50', cls: 's-p50' }, { key: 'p99', cls: 's-intended' }, { key: 'sp50', cls: 's-sp50' }, { key: 'sp99', cls: 's-service' },
       ], msLabel, 600);
@@ -1040,6 +1064,13 @@
     lineChart($('rep_chart_latency'), tl, [{ key: 'p50_ms', cls: 's-p50' }, { key: 'p99_ms', cls: 's-intended' }], msLabel);
     lineChart($('rep_chart_backlog'), tl, [{ key: 'backlog_events', cls: 's-backlog' }, { key: 'errors', cls: 's-errors' }], epsLabel);
     barChart($('rep_chart_hist'), j.latency_histogram);
+    const watchedRows = tl.filter((x) => isNum(x.watched_cores) || isNum(x.own_cores))
+      .map((x) => ({ t: x.t, cpu: x.watched_cores, own: x.own_cores, rss: isNum(x.watched_rss_bytes) ? x.watched_rss_bytes / (1024 * 1024) : null }));
+    $('rep_watched').hidden = !watchedRows.length;
+    if (watchedRows.length) {
+      lineChart($('rep_chart_cpu'), watchedRows, [{ key: 'cpu', cls: 's-cpu' }, { key: 'own', cls: 's-own' }], (v) => nf2.format(v));
+      lineChart($('rep_chart_rss'), watchedRows, [{ key: 'rss', cls: 's-rss' }], (v) => compact.format(v) + ' MiB');
+    }
     const slo = j.slo || [];
     const tb = $('rep_slo');
     if (!slo.length) emptyRow(tb, 4, 'no objectives');
