@@ -176,6 +176,7 @@ fn run_result() -> RunResult {
             },
         ],
         scenario: None,
+        phases: None,
     }
 }
 

@@ -73,7 +73,14 @@ impl AckTracker {
         self.polling.clear();
         self.polling.extend(self.pending.drain(..n));
         poll_body(&self.polling, body);
-        write_request_head(head, &self.path, &self.host, &self.headers, body.len());
+        write_request_head(
+            head,
+            "POST",
+            &self.path,
+            &self.host,
+            &self.headers,
+            body.len(),
+        );
     }
 
     /// The poll was answered (`ok`: a 2xx): returns how many of the ids asked about are

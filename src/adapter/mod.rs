@@ -33,6 +33,8 @@ pub enum Body {
     HecEnvelopes,
     /// HEC raw endpoint: one event per line.
     HecLines,
+    /// Plain HTTP (`adapter: http`): the event itself, or the fixed body, nothing around it.
+    Plain,
 }
 
 impl Body {
@@ -59,6 +61,17 @@ pub struct Framer {
     envelope_mid: Vec<u8>,
     /// HEC envelope text after the event: `,"fields":{…}}` or `}`.
     envelope_end: Vec<u8>,
+    /// The request method (POST but for plain HTTP).
+    pub method: &'static str,
+    /// Plain HTTP: the body every request carries (shared, never copied per request).
+    pub fixed: Option<std::sync::Arc<[u8]>>,
+    /// Plain HTTP: the statuses that are success (empty: any 2xx); every other answer fails
+    /// its request, nothing is retried.
+    pub expect: Option<Vec<u16>>,
+    /// The answers carry no body whatever their headers say (HEAD).
+    pub bodiless_answers: bool,
+    /// Close the connection after every answer (plain HTTP without keep-alive).
+    pub close_after: bool,
 }
 
 /// What a response means for its batch.
@@ -244,6 +257,11 @@ impl Framer {
                     gzip,
                     envelope_mid: mid,
                     envelope_end: end,
+                    method: "POST",
+                    fixed: None,
+                    expect: None,
+                    bodiless_answers: false,
+                    close_after: false,
                     ack_path: if hec.ack {
                         channel
                             .as_ref()
@@ -255,8 +273,11 @@ impl Framer {
                 }
             }
             _ => {
-                headers.extend_from_slice(gzip_line);
-                headers.extend_from_slice(b"Content-Type: application/json\r\n");
+                // Plain HTTP (`with_http`) says its own content type and never compresses.
+                if t.adapter != Adapter::Http {
+                    headers.extend_from_slice(gzip_line);
+                    headers.extend_from_slice(b"Content-Type: application/json\r\n");
+                }
                 Framer {
                     body: Body::JsonArray,
                     path: if base_path.is_empty() {
@@ -274,6 +295,11 @@ impl Framer {
                     gzip,
                     envelope_mid: Vec::new(),
                     envelope_end: Vec::new(),
+                    method: "POST",
+                    fixed: None,
+                    expect: None,
+                    bodiless_answers: false,
+                    close_after: false,
                     ack_path: None,
                     ack_headers: Vec::new(),
                 }
@@ -309,6 +335,25 @@ impl Framer {
         }
     }
 
+    /// This framing as plain HTTP (`adapter: http`): the plan's method and header lines
+    /// after the auth header, the bare event (or the fixed body), success by the expected
+    /// statuses.
+    pub fn with_http(mut self, h: &crate::run::http::HttpPlan) -> Framer {
+        self.headers.extend_from_slice(&h.headers);
+        self.body = Body::Plain;
+        self.embed = Embed::Direct;
+        self.gzip = false;
+        self.envelope_mid.clear();
+        self.envelope_end.clear();
+        self.ack_path = None;
+        self.method = h.method.name();
+        self.fixed = h.fixed.clone();
+        self.expect = Some(h.expect.clone());
+        self.bodiless_answers = h.method == crate::config::schema::HttpMethod::Head;
+        self.close_after = !h.keepalive;
+        self
+    }
+
     /// Writes what comes before event number `n` (0-based) of the batch; `time_ns` is the
     /// event's time (HEC envelopes carry it).
     #[inline]
@@ -335,6 +380,7 @@ impl Framer {
                     body.push(b',');
                 }
             }
+            Body::Plain => {}
         }
         if self.embed == Embed::JsonString {
             body.push(b'"');
@@ -358,12 +404,24 @@ impl Framer {
         match self.body {
             Body::JsonArray => body.push(b']'),
             Body::HecLines => body.push(b'\n'),
-            Body::HecEnvelopes => {}
+            Body::HecEnvelopes | Body::Plain => {}
         }
     }
 
     /// Reads a response: what happens to the batch.
     pub fn outcome(&self, r: &Response, body: &[u8]) -> Outcome {
+        if let Some(expect) = &self.expect {
+            let ok = if expect.is_empty() {
+                (200..300).contains(&r.status)
+            } else {
+                expect.contains(&r.status)
+            };
+            return if ok {
+                Outcome::Accepted { ack_id: None }
+            } else {
+                Outcome::Failed
+            };
+        }
         let hec_code = self.hec_code(body);
         match r.status {
             200..=299 => Outcome::Accepted {

@@ -113,7 +113,7 @@ pub fn run(a: Args) -> Exit {
                 crate::config::secrets::Store::new(std::path::PathBuf::from("/nonexistent"));
             let loaded = crate::config::load(path, &store, Some(&catalog));
             match loaded.config {
-                Some(c) => Some(plan::source_plan(&c)),
+                Some(c) => plan::source_plan(&c),
                 None => {
                     for d in loaded.diags.errors() {
                         super::err(&format!("error: {d}"));

@@ -121,9 +121,8 @@ fn summary(c: &config::Config) -> String {
     if w.find_ceiling {
         let p = crate::run::ceiling::Params::of(w);
         return format!(
-            "source {} {}, adapter {} -> {}, ceiling search from {} eps (x{} up, {} % precision, at most {} steps of {} + {})",
-            c.source.id,
-            c.source.version,
+            "source {}, adapter {} -> {}, ceiling search from {} eps (x{} up, {} % precision, at most {} steps of {} + {})",
+            c.source_label(),
             c.target.adapter,
             c.target.url,
             p.start_eps,
@@ -135,6 +134,7 @@ fn summary(c: &config::Config) -> String {
         );
     }
     let rate = match w.profile {
+        Profile::Closed => "closed loop (as fast as answered)".into(),
         Profile::Steady => match w.eps {
             Some(e) => format!("steady {e} eps"),
             None => "steady".into(),
@@ -157,7 +157,9 @@ fn summary(c: &config::Config) -> String {
         _ => String::new(),
     };
     format!(
-        "source {} {}, adapter {} -> {}, {rate}, {stop}",
-        c.source.id, c.source.version, c.target.adapter, c.target.url
+        "source {}, adapter {} -> {}, {rate}, {stop}",
+        c.source_label(),
+        c.target.adapter,
+        c.target.url
     )
 }

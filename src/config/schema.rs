@@ -24,6 +24,20 @@ yaml_enum!(
         Lphc = "lphc",
         GenericHec = "generic-hec",
         Syslog = "syslog",
+        Http = "http",
+    }
+);
+
+yaml_enum!(
+    /// The request method of `adapter: http`.
+    pub enum HttpMethod {
+        Get = "GET",
+        Post = "POST",
+        Put = "PUT",
+        Patch = "PATCH",
+        Delete = "DELETE",
+        Head = "HEAD",
+        Options = "OPTIONS",
     }
 );
 
@@ -99,6 +113,8 @@ yaml_enum!(
         Burst = "burst",
         Ramp = "ramp",
         Steps = "steps",
+        /// No rate: each connection sends its next request when the last is answered.
+        Closed = "closed",
     }
 );
 
@@ -129,7 +145,8 @@ pub struct Config {
     pub seed: Option<u64>,
     pub mode: Mode,
     pub target: Target,
-    pub source: Source,
+    /// The source pack; absent only for `adapter: http` sending a fixed body (or none).
+    pub source: Option<Source>,
     pub workload: Workload,
     pub observability: Observability,
     pub slo: Slo,
@@ -140,6 +157,26 @@ pub struct Config {
 }
 
 /// `faults[]`: one action on the run's timeline (`src/run/fault` carries it out).
+impl Config {
+    /// Whether the events carry accounting tags (a run without a source pack sends no events
+    /// to tag).
+    pub fn tagged(&self) -> bool {
+        self.source.as_ref().is_some_and(|s| s.accounting)
+    }
+
+    /// What the run sends, for a person: the source pack and its version requirement, or
+    /// what a plain HTTP load sends instead.
+    pub fn source_label(&self) -> String {
+        match &self.source {
+            Some(s) => format!("{} {}", s.id, s.version),
+            None => match self.target.http.as_ref() {
+                Some(h) if h.body.is_some() || h.body_file.is_some() => "a fixed body".into(),
+                _ => "no body".into(),
+            },
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Fault {
     /// When, after the start of the run (wall time).
@@ -178,8 +215,28 @@ pub struct Target {
     pub retry: Retry,
     pub hec: Option<Hec>,
     pub syslog: Option<Syslog>,
+    /// `adapter: http`: the request every connection sends.
+    pub http: Option<HttpSpec>,
     /// The built-in sink's own settings.
     pub builtin: Option<BuiltinSink>,
+}
+
+/// `target.http`: plain HTTP load (hey's and rpcload's job). Each request carries the fixed
+/// body (`body` or `body_file`), or one event of the source pack, or nothing.
+#[derive(Clone, Debug, Serialize)]
+pub struct HttpSpec {
+    /// Default: POST with a body or a source, else GET.
+    pub method: Option<HttpMethod>,
+    /// Extra header lines, `Name: value`.
+    pub headers: Vec<String>,
+    pub body: Option<String>,
+    pub body_file: Option<String>,
+    pub content_type: Option<String>,
+    /// The statuses that count as success; empty: any 2xx.
+    pub expect_status: Vec<u16>,
+    /// Keep connections open between requests (default); false sends `Connection: close`
+    /// and opens a connection per request.
+    pub keepalive: bool,
 }
 
 /// Where the token comes from; never the token itself.
@@ -587,8 +644,11 @@ pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
             None
         }
     };
+    let http = target.as_ref().is_some_and(|t| t.adapter == Adapter::Http);
     let source = match o.node("source") {
-        Some(n) => read_source(r, n),
+        Some(n) => read_source(r, n).map(Some),
+        // A plain HTTP load sends its fixed body (or none) and needs no pack.
+        None if http => Some(None),
         None => {
             r.error(
                 "source",
@@ -737,7 +797,12 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
             batch
         })
         .unwrap_or(Batch {
-            max_events: DEFAULT_BATCH_EVENTS,
+            // Plain HTTP load sends one event (or one fixed body) per request.
+            max_events: if adapter == Adapter::Http {
+                1
+            } else {
+                DEFAULT_BATCH_EVENTS
+            },
             max_bytes: Size(DEFAULT_BATCH_BYTES),
         });
     let compression = o.get(r, "compression").unwrap_or(Compression::None);
@@ -789,6 +854,19 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
         s.finish(r);
         syslog
     });
+    let http = o.sub(r, "http", |r, mut h| {
+        let v = HttpSpec {
+            method: h.get(r, "method"),
+            headers: h.get(r, "headers").unwrap_or_default(),
+            body: h.get(r, "body"),
+            body_file: h.get(r, "body_file"),
+            content_type: h.get(r, "content_type"),
+            expect_status: h.get(r, "expect_status").unwrap_or_default(),
+            keepalive: h.get(r, "keepalive").unwrap_or(true),
+        };
+        h.finish(r);
+        v
+    });
     let builtin = o.sub(r, "builtin", |r, mut b| {
         let v = BuiltinSink {
             faults: b.sub(r, "faults", read_sink_faults),
@@ -808,6 +886,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
         retry,
         hec,
         syslog,
+        http,
         builtin,
     })
 }

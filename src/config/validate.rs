@@ -37,7 +37,25 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
         request_cap(c, p, r);
     }
     target(&c.target, r, store);
-    source(&c.source, c.mode, r, packs);
+    if c.workload.profile == Profile::Closed && c.target.adapter != Adapter::Http {
+        r.error(
+            "workload.profile",
+            "closed (no rate: each connection sends when answered) is for adapter http; an event run keeps a schedule (find the most it takes with find_ceiling)",
+        );
+    }
+    if let Some(s) = &c.source {
+        source(s, c.mode, r, packs);
+        if c.target
+            .http
+            .as_ref()
+            .is_some_and(|h| h.body.is_some() || h.body_file.is_some())
+        {
+            r.error(
+                "source",
+                "each request carries one event of the source, or the fixed body of target.http: not both",
+            );
+        }
+    }
     workload(&c.workload, r);
     observability(&c.observability, r);
     watch(&c.observability, &c.slo, r);
@@ -142,6 +160,7 @@ fn fraction(r: &mut Reader, path: &str, v: Option<f64>) {
 fn target(t: &Target, r: &mut Reader, store: &Store) {
     let http = matches!(t.adapter, Adapter::Lphc | Adapter::GenericHec);
     url(t, r);
+    http_target(t, r);
 
     if t.batch.max_events == 0 || t.batch.max_events > MAX_BATCH_EVENTS {
         r.error(
@@ -232,7 +251,7 @@ fn url(t: &Target, r: &mut Reader) {
         return;
     }
     let allowed: &[&str] = match t.adapter {
-        Adapter::Lphc | Adapter::GenericHec => &["http", "https"],
+        Adapter::Lphc | Adapter::GenericHec | Adapter::Http => &["http", "https"],
         Adapter::Syslog => &["tcp", "udp", "tls"],
     };
     let Some(scheme) = scheme_of(&t.url) else {
@@ -287,6 +306,108 @@ fn url(t: &Target, r: &mut Reader) {
                     "credentials do not belong in the url; use target.auth",
                 );
             }
+        }
+    }
+}
+
+/// Headers the engine writes itself, so `target.http.headers` may not give them.
+const MANAGED_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "content-type",
+];
+
+/// `adapter: http` and `target.http`: the section only with the adapter; one request per event
+/// (or per fixed body); a body from one place; header lines well formed and not ones the
+/// engine writes; expected statuses real ones; no retries (a failed request is a failure).
+fn http_target(t: &Target, r: &mut Reader) {
+    let is_http = t.adapter == Adapter::Http;
+    if t.http.is_some() && !is_http {
+        r.error(
+            "target.http",
+            format!(
+                "http settings apply to adapter http; this target uses {}",
+                t.adapter
+            ),
+        );
+        return;
+    }
+    if !is_http {
+        return;
+    }
+    if t.batch.max_events != 1 {
+        r.error(
+            "target.batch.max_events",
+            format!(
+                "adapter http sends one event per request: max_events must be 1, found {}",
+                t.batch.max_events
+            ),
+        );
+    }
+    if r.present("target.retry") {
+        r.error(
+            "target.retry",
+            "adapter http does not retry: a failed request counts as failed, as in hey",
+        );
+    }
+    if t.compression == Compression::Gzip {
+        r.error(
+            "target.compression",
+            "adapter http sends its body as given; compress the body file instead",
+        );
+    }
+    let Some(h) = &t.http else { return };
+    if h.body.is_some() && h.body_file.is_some() {
+        r.error(
+            "target.http.body_file",
+            "give the body as text (body) or as a file (body_file), not both",
+        );
+    }
+    if let Some(f) = &h.body_file
+        && let Err(e) = std::fs::metadata(f)
+    {
+        r.error("target.http.body_file", format!("{f:?}: {e}"));
+    }
+    for (i, line) in h.headers.iter().enumerate() {
+        let path = format!("target.http.headers[{i}]");
+        let Some((name, value)) = line.split_once(':') else {
+            r.error(
+                &path,
+                format!("{line:?} is not a header line (Name: value)"),
+            );
+            continue;
+        };
+        let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+        if name.is_empty() || !name.bytes().all(token) {
+            r.error(&path, format!("{name:?} is not a header name"));
+        } else if MANAGED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+            r.error(
+                &path,
+                format!(
+                    "{name} is written by ingestbench (Content-Type: use target.http.content_type; Connection: target.http.keepalive)"
+                ),
+            );
+        }
+        if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+            r.error(&path, "a header value may not hold a line break");
+        }
+    }
+    if let Some(ct) = &h.content_type
+        && ct.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0)
+    {
+        r.error(
+            "target.http.content_type",
+            "a header value may not hold a line break",
+        );
+    }
+    for (i, st) in h.expect_status.iter().enumerate() {
+        if !(100..=599).contains(st) {
+            r.error(
+                &format!("target.http.expect_status[{i}]"),
+                format!("{st} is not an HTTP status (100 to 599)"),
+            );
         }
     }
 }
@@ -399,6 +520,8 @@ fn auth(a: &Auth, adapter: Adapter, r: &mut Reader, store: &Store) {
             scheme,
             AuthScheme::Splunk | AuthScheme::Bearer | AuthScheme::Basic | AuthScheme::Header
         ),
+        // Plain HTTP load sends whatever header the endpoint wants.
+        Adapter::Http => true,
         Adapter::Syslog => {
             r.error(
                 "target.auth",
@@ -950,6 +1073,7 @@ fn ceiling(w: &Workload, r: &mut Reader) {
 pub fn peak_eps(w: &Workload) -> f64 {
     let peak = match w.profile {
         Profile::Steady => w.eps.unwrap_or(0.0),
+        Profile::Closed => crate::engine::pacer::CLOSED_EPS,
         Profile::Burst => w.burst.as_ref().map_or(0.0, |b| b.high_eps.max(b.low_eps)),
         Profile::Ramp => w.ramp.as_ref().map_or(0.0, |r| r.from_eps.max(r.to_eps)),
         Profile::Steps => w.steps.iter().flatten().map(|s| s.eps).fold(0.0, f64::max),
@@ -963,7 +1087,8 @@ fn request_cap(c: &Config, packs: &dyn PackIndex, r: &mut Reader) {
     let Some(rps) = c.target.limits.max_requests_per_sec.filter(|v| *v > 0.0) else {
         return;
     };
-    let Some(event) = packs.mean_event_bytes(&c.source.id).filter(|b| *b > 0.0) else {
+    let Some(src) = &c.source else { return };
+    let Some(event) = packs.mean_event_bytes(&src.id).filter(|b| *b > 0.0) else {
         return;
     };
     let peak = peak_eps(&c.workload);
@@ -974,7 +1099,7 @@ fn request_cap(c: &Config, packs: &dyn PackIndex, r: &mut Reader) {
             "target.limits.max_requests_per_sec",
             format!(
                 "{rps} requests/s of at most {per_batch:.0} events each (batch.max_bytes {} / about {event:.0} bytes per {} event) carry at most about {most:.0} events/s, below the workload's {peak} events/s: the run will fall short, and say so",
-                c.target.batch.max_bytes, c.source.id
+                c.target.batch.max_bytes, src.id
             ),
         );
     }
@@ -1148,7 +1273,7 @@ pub const MAX_SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_se
 /// `verify`: each store spec parses as `ingestbench verify --source` would take it, and the
 /// events carry the accounting tags a store is asked about.
 fn verify(v: &Verify, c: &Config, r: &mut Reader) {
-    if !c.source.accounting {
+    if !c.tagged() {
         r.error(
             "verify",
             "asks stores about this run's events by their accounting tags, and source.accounting is false: turn it on or leave verify out",

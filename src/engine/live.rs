@@ -47,7 +47,12 @@ pub fn snapshot(m: &Merger, cx: LiveState) -> Snapshot {
     let end = cx.window_end_s.min(now);
     let c = &m.totals;
     let active = sched.active(end);
-    let mut due = sched.due(end);
+    let closed = sched.is_closed();
+    let mut due = if closed {
+        c.events_sent as f64
+    } else {
+        sched.due(end)
+    };
     if let Some(total) = cx.total_events {
         due = due.min(total as f64);
     }
@@ -65,12 +70,17 @@ pub fn snapshot(m: &Merger, cx: LiveState) -> Snapshot {
         run: cx.info.clone(),
         state: cx.state,
         elapsed_s: now,
-        remaining_s: remaining(sched, now, cx.stop_after_s, cx.total_events),
-        paused_s: (now - sched.active(now)).max(0.0),
-        rate_eps: if matches!(cx.state, RunState::Running | RunState::Paused) {
-            sched.rate_at(now)
+        remaining_s: if closed && cx.stop_after_s.is_none() {
+            None
         } else {
-            0.0
+            remaining(sched, now, cx.stop_after_s, cx.total_events)
+        },
+        paused_s: (now - sched.active(now)).max(0.0),
+        rate_eps: match cx.state {
+            // A closed loop asks no rate: it shows what the last second sent.
+            RunState::Running if closed => last.map_or(0.0, |s| s.target_eps),
+            RunState::Running | RunState::Paused if !closed => sched.rate_at(now),
+            _ => 0.0,
         },
         events_due: due as u64,
         interval,
@@ -239,8 +249,9 @@ mod tests {
                     service: new_histogram(),
                     last: false,
                     account: None,
+                    phases: None,
                 },
-                |_| 100.0,
+                |_| Some(100.0),
             );
         }
         m

@@ -44,6 +44,8 @@ pub struct Merger {
     log: Option<SecondLog>,
     /// Each worker's account of its seqs, as its last interval brings it.
     pub agents: Vec<AgentAccount>,
+    /// A plain HTTP load's request phases, from every worker's last interval.
+    pub phases: Option<crate::stats::phases::Phases>,
 }
 
 /// What hears of each second as it closes: `(t, intended, service)`.
@@ -67,6 +69,7 @@ impl Merger {
             done: vec![false; threads],
             log: None,
             agents: Vec::new(),
+            phases: None,
         }
     }
 
@@ -77,11 +80,12 @@ impl Merger {
     }
 
     /// Folds one interval in and returns its histograms, cleared, for the worker to reuse.
-    /// `target_of(t)` is the schedule's events due in second t, for rows completed now.
+    /// `target_of(t)` is the schedule's events due in second t, for rows completed now
+    /// (`None` in a closed loop: a second's target is what it sent).
     pub fn add(
         &mut self,
         iv: Interval,
-        target_of: impl Fn(u32) -> f64,
+        target_of: impl Fn(u32) -> Option<f64>,
     ) -> (usize, Histogram<u64>, Histogram<u64>) {
         let w = iv.worker.min(self.threads.saturating_sub(1));
         let k = self.per_worker[w];
@@ -92,6 +96,9 @@ impl Merger {
         if let Some(a) = iv.account {
             self.agents.push(a);
             self.agents.sort_by_key(|a| a.agent);
+        }
+        if let Some(ph) = &iv.phases {
+            self.phases.get_or_insert_with(Default::default).add(ph);
         }
         self.totals.add(&iv.counters);
         let _ = self.latency.add(&iv.latency);
@@ -132,7 +139,7 @@ impl Merger {
         (0..self.threads).all(|w| self.per_worker[w] > k || self.done[w])
     }
 
-    fn close_second(&mut self, target_of: &impl Fn(u32) -> f64) {
+    fn close_second(&mut self, target_of: &impl Fn(u32) -> Option<f64>) {
         let Some(mut p) = self.pending.pop_front() else {
             return;
         };
@@ -140,10 +147,11 @@ impl Merger {
         if let Some(log) = &mut self.log {
             log(t, &p.latency, &p.service);
         }
+        let counts = SecondCounts::of(&p.counters);
         self.seconds.push(Second {
             t,
-            counts: SecondCounts::of(&p.counters),
-            target_eps: target_of(t),
+            target_eps: target_of(t).unwrap_or(counts.events_sent as f64),
+            counts,
             latency: Latency {
                 intended: summary(&p.latency),
                 service: summary(&p.service),
@@ -161,7 +169,7 @@ impl Merger {
     }
 
     /// Closes the seconds some workers never reported (they stopped early).
-    pub fn finish(&mut self, target_of: impl Fn(u32) -> f64) {
+    pub fn finish(&mut self, target_of: impl Fn(u32) -> Option<f64>) {
         while !self.pending.is_empty() {
             self.close_second(&target_of);
         }
@@ -205,13 +213,14 @@ mod tests {
             service: new_histogram(),
             last,
             account: None,
+            phases: None,
         }
     }
 
     #[test]
     fn a_second_closes_when_every_worker_has_sent_it() {
         let mut m = Merger::new(2, 0);
-        let target = |t: u32| 100.0 * f64::from(t + 1);
+        let target = |t: u32| Some(100.0 * f64::from(t + 1));
         m.add(interval(0, 10, &[1000], false), target);
         m.add(interval(0, 20, &[2000], false), target);
         assert!(m.seconds.is_empty(), "worker 1 has not sent second 0");
@@ -253,9 +262,9 @@ mod tests {
         let mut m = Merger::new(1, 0).with_log(Some(Box::new(move |t, l, _| {
             h.lock().unwrap().push((t, l.len()));
         })));
-        m.add(interval(0, 1, &[5, 6], false), |_| 0.0);
-        m.add(interval(0, 1, &[7], true), |_| 0.0);
-        m.finish(|_| 0.0);
+        m.add(interval(0, 1, &[5, 6], false), |_| Some(0.0));
+        m.add(interval(0, 1, &[7], true), |_| Some(0.0));
+        m.finish(|_| Some(0.0));
         assert_eq!(*heard.lock().unwrap(), [(0, 2), (1, 1)]);
     }
 
@@ -263,7 +272,9 @@ mod tests {
     fn the_warm_up_is_in_the_timeline_and_not_measured() {
         let mut m = Merger::new(1, 2);
         for (k, n) in [10, 20, 30, 40].into_iter().enumerate() {
-            m.add(interval(0, n, &[1000 * (k as u64 + 1)], k == 3), |_| 0.0);
+            m.add(interval(0, n, &[1000 * (k as u64 + 1)], k == 3), |_| {
+                Some(0.0)
+            });
         }
         assert_eq!(m.seconds.len(), 4);
         assert_eq!(m.totals.events_accepted, 100);

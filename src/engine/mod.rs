@@ -83,7 +83,8 @@ pub struct EnginePlan {
     pub stop: Stop,
     pub batch_events: usize,
     pub batch_bytes: usize,
-    pub pack: Arc<CompiledPack>,
+    /// The source pack; `None` for a plain HTTP load sending a fixed body.
+    pub pack: Option<Arc<CompiledPack>>,
     pub seed: u64,
     pub run_id: String,
     pub timeline: Timeline,
@@ -252,8 +253,10 @@ fn spawn_workers(
             },
             batch_events: plan.batch_events,
             batch_bytes: plan.batch_bytes,
-            generator: Generator::new(plan.pack.program.clone(), plan.seed, &plan.run_id)
-                .with_jitter(plan.jitter_ns),
+            generator: plan.pack.as_ref().map(|p| {
+                Generator::new(p.program.clone(), plan.seed, &plan.run_id)
+                    .with_jitter(plan.jitter_ns)
+            }),
             timeline: plan.timeline.clone(),
             start,
             start_wall_ns,
@@ -346,7 +349,10 @@ fn spawn_lane(
         total: Some(events),
         batch_events: plan.batch_events,
         batch_bytes: plan.batch_bytes,
-        generator: Generator::new(plan.pack.program.clone(), plan.seed, &plan.run_id),
+        generator: plan
+            .pack
+            .as_ref()
+            .map(|p| Generator::new(p.program.clone(), plan.seed, &plan.run_id)),
         timeline: plan.timeline.clone(),
         start,
         start_wall_ns,
@@ -375,9 +381,13 @@ fn spawn_lane(
 }
 
 /// Events the schedule asks for in second `t`, none after the window's `end`.
-fn second_target(s: &Schedule, t: u32, end: f64) -> f64 {
+/// Events due in second `t` of the window ending at `end`; `None` in a closed loop.
+fn second_target(s: &Schedule, t: u32, end: f64) -> Option<f64> {
+    if s.is_closed() {
+        return None;
+    }
     let (a, b) = (f64::from(t).min(end), (f64::from(t) + 1.0).min(end));
-    s.due(b) - s.due(a)
+    Some(s.due(b) - s.due(a))
 }
 
 struct Coordinator<'a> {
@@ -398,7 +408,7 @@ impl Coordinator<'_> {
         if let (Some(id), Some(m)) = (workers.lane, self.lane.as_mut())
             && iv.worker == id
         {
-            let (_, l, s) = m.add(iv, |_| 0.0);
+            let (_, l, s) = m.add(iv, |_| Some(0.0));
             if let Some(b) = workers.backs.get(id) {
                 let _ = b.try_send((l, s));
             }
@@ -480,6 +490,8 @@ impl Coordinator<'_> {
         }
         let sched_end = match self.plan.stop {
             Stop::After(d) => self.sched.time_at_active(d.as_secs_f64()),
+            // A closed loop's count is done when it is answered, not at a scheduled instant.
+            Stop::Total(_) if self.sched.is_closed() => None,
             Stop::Total(n) => self.sched.time_for(n as f64),
         };
         if let Some(t) = sched_end {
@@ -505,7 +517,12 @@ impl Coordinator<'_> {
         let end = self.window_end(secs);
         // The measured window starts after the warm-up (whole seconds, as the rows are).
         let warm = (self.plan.warmup.as_secs_f64().ceil()).min(end);
-        let target_events = self.due_by(end) - self.due_by(warm);
+        // A closed loop asks for nothing beyond what it sends: its target is what it sent.
+        let target_events = if self.sched.is_closed() {
+            self.merger.measured.events_sent as f64
+        } else {
+            self.due_by(end) - self.due_by(warm)
+        };
         let paused = (secs - self.sched.active(secs)).max(0.0);
         let window =
             Duration::from_secs_f64((self.sched.active(end) - self.sched.active(warm)).max(0.0));
@@ -535,6 +552,7 @@ impl Coordinator<'_> {
             paused: Duration::from_secs_f64(paused),
             control: self.cell.marks(),
             agents: m.agents,
+            phases: m.phases,
             scenario,
         }
     }

@@ -24,13 +24,22 @@ pub enum Profile {
     },
     /// Each (eps, hold seconds) in turn; the last rate holds after the last step.
     Steps(Vec<(f64, f64)>),
+    /// Closed loop (hey without `-q`): no schedule; each connection sends its next request
+    /// when the last is answered. As a schedule it is a rate no sender reaches
+    /// (`CLOSED_EPS`), so something is always due; the workers and the coordinator read it
+    /// as "no target": intended latency is service latency, nothing is late or short.
+    Closed,
 }
+
+/// The rate a closed-loop schedule stands for: always something due.
+pub const CLOSED_EPS: f64 = 1e9;
 
 impl Profile {
     /// Events per second at `t` seconds into the run.
     pub fn rate_at(&self, t: f64) -> f64 {
         match self {
             Profile::Steady { eps } => *eps,
+            Profile::Closed => CLOSED_EPS,
             Profile::Burst {
                 high,
                 low,
@@ -67,6 +76,7 @@ impl Profile {
     pub fn peak(&self) -> f64 {
         match self {
             Profile::Steady { eps } => *eps,
+            Profile::Closed => CLOSED_EPS,
             Profile::Burst { high, low, .. } => high.max(*low),
             Profile::Ramp { from, to, .. } => from.max(*to),
             Profile::Steps(s) => s.iter().map(|x| x.0).fold(0.0, f64::max),
@@ -78,6 +88,7 @@ impl Profile {
         let t = t.max(0.0);
         match self {
             Profile::Steady { eps } => eps * t,
+            Profile::Closed => CLOSED_EPS * t,
             Profile::Burst {
                 high,
                 low,
@@ -121,8 +132,10 @@ impl Profile {
         if n <= 0.0 {
             return Some(0.0);
         }
-        if let Profile::Steady { eps } = self {
-            return (*eps > 0.0).then(|| n / eps);
+        match self {
+            Profile::Steady { eps } => return (*eps > 0.0).then(|| n / eps),
+            Profile::Closed => return Some(n / CLOSED_EPS),
+            _ => {}
         }
         let mut hi = 1.0;
         while self.cumulative(hi) < n {

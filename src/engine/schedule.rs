@@ -72,6 +72,11 @@ pub enum Rate {
 }
 
 impl Schedule {
+    /// A closed loop (no rate: each connection sends when answered).
+    pub fn is_closed(&self) -> bool {
+        matches!(*self.base, Profile::Closed)
+    }
+
     pub fn new(base: Profile) -> Schedule {
         Schedule {
             base: Arc::new(base),
@@ -450,6 +455,11 @@ impl ScheduleCell {
     }
 
     pub fn set_rate(&self, rate: Rate) -> Result<(), ControlError> {
+        if self.schedule().is_closed() {
+            return Err(ControlError::Invalid(
+                "a closed-loop run has no rate: each connection sends as its answers come".into(),
+            ));
+        }
         self.apply("rate", |s, t| {
             let law = s.at(t).law;
             if let Law::Paused { .. } = law {

@@ -30,6 +30,7 @@ use crate::net::conn::{Conn, ConnectError, ReadStatus, State};
 use crate::net::http::write_request_head;
 use crate::net::tls::TlsClient;
 use crate::net::udp::{SendCost, UdpLink};
+use crate::stats::phases::{self, Phases};
 use crate::stats::result::AbortReason;
 use crate::stats::{AgentAccount, Counters, Interval, MAX_LATENCY_US, new_histogram};
 
@@ -82,7 +83,8 @@ pub struct WorkerPlan {
     pub total: Option<u64>,
     pub batch_events: usize,
     pub batch_bytes: usize,
-    pub generator: Generator,
+    /// The source pack's generator; `None` for a plain HTTP load with a fixed body.
+    pub generator: Option<Generator>,
     pub timeline: Timeline,
     pub start: Instant,
     /// The wall clock at `start`, ns since the epoch, when tags carry their send time.
@@ -111,6 +113,8 @@ enum SlotState {
 struct Batch {
     head: Vec<u8>,
     body: Vec<u8>,
+    /// A plain HTTP load's fixed body, sent from the one shared buffer instead of `body`.
+    shared: Option<Arc<[u8]>>,
     gz: Vec<u8>,
     /// UDP: where each datagram ends in `body`, and the order to send them in.
     ends: Vec<u32>,
@@ -135,6 +139,9 @@ struct Batch {
 
 impl Batch {
     fn wire(&self, gzip: bool) -> [&[u8]; 2] {
+        if let Some(fixed) = &self.shared {
+            return [&self.head, fixed];
+        }
         [
             &self.head,
             if gzip && !self.plain {
@@ -218,6 +225,37 @@ struct Link {
     /// Connection attempts made on this link so far (every one after the first is a
     /// reconnect attempt).
     connects: u64,
+    /// Plain HTTP phases: when this link's connection setup began, the setup's connect and
+    /// TLS time until a request carries them, and the marks of the request in flight.
+    setup_began: Instant,
+    setup: Option<(u64, u64)>,
+    marks: Marks,
+}
+
+/// When the request in flight on a link started, was written, and met its answer's first byte.
+#[derive(Clone, Copy)]
+struct Marks {
+    start: Instant,
+    written: Option<Instant>,
+    first_byte: Option<Instant>,
+}
+
+impl Marks {
+    /// The phases of the request answered at `done`, after `setup` (connect, TLS) if it
+    /// opened its connection.
+    fn phases(&self, setup: Option<(u64, u64)>, done: Instant) -> phases::Request {
+        let ns = |a: Instant, b: Instant| b.saturating_duration_since(a).as_nanos() as u64;
+        let first = self.first_byte.unwrap_or(done);
+        let written = self.written.unwrap_or(first).min(first);
+        let (connect, tls) = setup.unwrap_or((0, 0));
+        phases::Request {
+            connect,
+            tls,
+            write: ns(self.start, written),
+            wait: ns(written, first),
+            read: ns(first, done),
+        }
+    }
 }
 
 /// Why a due batch could not leave (measured from one loop iteration to the next).
@@ -258,6 +296,7 @@ pub fn run(mut p: WorkerPlan) {
                 service: new_histogram(),
                 last: true,
                 account: None,
+                phases: None,
             });
             return;
         }
@@ -303,6 +342,11 @@ struct Worker {
     cpu_mark: u64,
     /// Which of this agent's seqs were given up.
     account: AgentAccount,
+    /// A plain HTTP load's request phases (sent with the last interval).
+    phases: Option<Box<Phases>>,
+    /// A closed loop: no schedule, so a request's intended time is when it is sent, and
+    /// nothing is late or owed.
+    closed: bool,
 }
 
 impl Worker {
@@ -331,6 +375,10 @@ impl Worker {
             ),
         };
         let datagrams = matches!(proto, Proto::Datagram { .. });
+        let (plain, bodiless) = match &proto {
+            Proto::Http { framer, .. } => (framer.expect.is_some(), framer.bodiless_answers),
+            _ => (false, false),
+        };
         let links = (0..p.conns)
             .map(|i| Link {
                 sock: if datagrams {
@@ -344,6 +392,13 @@ impl Worker {
                 reconnect_at: p.start,
                 backoff: Duration::from_millis(50),
                 connects: 0,
+                setup_began: p.start,
+                setup: None,
+                marks: Marks {
+                    start: p.start,
+                    written: None,
+                    first_byte: None,
+                },
             })
             .collect();
         // One batch per link in flight plus as many waiting for a retry, and one for polls.
@@ -356,6 +411,7 @@ impl Worker {
             .map(|_| Batch {
                 head: Vec::with_capacity(1024),
                 body: Vec::with_capacity(cap),
+                shared: None,
                 gz: Vec::with_capacity(if gzip { cap } else { 0 }),
                 ends: Vec::with_capacity(udp_events),
                 order: Vec::with_capacity(udp_events),
@@ -396,7 +452,16 @@ impl Worker {
             next_request: p.start,
             cpu_mark: thread_cpu_ns(),
             account: AgentAccount::new(p.id as u32),
+            phases: plain.then(Box::default),
+            closed: p.schedule.schedule().is_closed(),
         };
+        if bodiless {
+            for l in &mut w.links {
+                if let Socket::Stream(c) = &mut l.sock {
+                    c.reader.bodiless = true;
+                }
+            }
+        }
         w.plan_limit(p);
         w
     }
@@ -434,6 +499,8 @@ impl Worker {
     fn plan_limit(&mut self, p: &WorkerPlan) {
         let end = match (p.stop_after, p.total) {
             (Some(d), _) => self.sched.time_at_active(d.as_secs_f64()),
+            // A closed loop's last request goes when the one before is answered.
+            (None, Some(_)) if self.closed => None,
             (None, Some(n)) => self.time_of(p, n),
             (None, None) => None,
         };
@@ -657,6 +724,10 @@ impl Worker {
                 self.counters.reconnects += 1;
             }
             l.connects += 1;
+            if self.phases.is_some() {
+                l.setup_began = Instant::now();
+                l.setup = None;
+            }
             let registry = &self.registry;
             let result = match &mut l.sock {
                 Socket::Datagram(u) => u.open(p.addr, true, registry).map(|()| {
@@ -676,7 +747,19 @@ impl Worker {
         };
         match conn.progress() {
             Ok(true) => {
+                // TCP until connected, TLS from then until open (none without TLS).
+                let open = Instant::now();
+                let tcp = if conn.has_tls() {
+                    conn.connected_at.unwrap_or(open).min(open)
+                } else {
+                    open
+                };
                 let l = &mut self.links[i];
+                if self.phases.is_some() {
+                    let ns =
+                        |a: Instant, b: Instant| b.saturating_duration_since(a).as_nanos() as u64;
+                    l.setup = Some((ns(l.setup_began, tcp), ns(tcp, open)));
+                }
                 l.backoff = Duration::from_millis(50);
                 self.ever_connected = true;
                 self.dispatch(p, now, self.generation_done(p, now));
@@ -759,9 +842,11 @@ impl Worker {
                     if self.batches[k].events == 0 {
                         continue;
                     }
-                    let lag = now.saturating_duration_since(due).as_nanos() as u64;
-                    self.counters.lag_ns_sum += lag;
-                    self.counters.lag_ns_max = self.counters.lag_ns_max.max(lag);
+                    if !self.closed {
+                        let lag = now.saturating_duration_since(due).as_nanos() as u64;
+                        self.counters.lag_ns_sum += lag;
+                        self.counters.lag_ns_max = self.counters.lag_ns_max.max(lag);
+                    }
                     self.counters.events_sent += self.batches[k].events;
                     k
                 }
@@ -847,6 +932,13 @@ impl Worker {
         self.counters.bytes_sent += b.wire_len(gzip) as u64;
         self.links[i].batch = Some(slot);
         self.links[i].offset = 0;
+        if self.phases.is_some() {
+            self.links[i].marks = Marks {
+                start: Instant::now(),
+                written: None,
+                first_byte: None,
+            };
+        }
         self.write(p, i, now);
     }
 
@@ -889,9 +981,28 @@ impl Worker {
         let mut skipped = 0u64;
         let datagrams = matches!(self.proto, Proto::Datagram { .. });
         match &mut self.proto {
+            Proto::Http { framer, .. } if framer.fixed.is_some() => {
+                // A fixed body: one request, the body sent from its shared buffer.
+                b.body.clear();
+                b.shared = framer.fixed.clone();
+                let len = b.shared.as_ref().map_or(0, |f| f.len());
+                write_request_head(
+                    &mut b.head,
+                    framer.method,
+                    &framer.path,
+                    &framer.host,
+                    &framer.headers,
+                    len,
+                );
+                n = limit.min(1);
+            }
             Proto::Http { framer, gzip, .. } => {
                 let batch_bytes = p.batch_bytes;
-                let (mut src, lane) = Source::of(p, self.scheduled, wall, sent_ms);
+                b.shared = None;
+                let Some((mut src, lane)) = Source::of(p, self.scheduled, wall, sent_ms) else {
+                    b.events = 0;
+                    return;
+                };
                 let f: &Framer = match &lane {
                     Some((LaneWire::Http(v), stage)) => &v[*stage],
                     _ => framer,
@@ -922,14 +1033,17 @@ impl Worker {
                     gzip.compress(&b.body, &mut b.gz);
                 }
                 let len = if f.gzip { b.gz.len() } else { b.body.len() };
-                write_request_head(&mut b.head, &f.path, &f.host, &f.headers, len);
+                write_request_head(&mut b.head, f.method, &f.path, &f.host, &f.headers, len);
             }
             Proto::Stream { framer } | Proto::Datagram { framer, .. } => {
                 b.body.clear();
                 // Syslog has no request head: the batch is the framed messages.
                 b.head.clear();
                 let batch_bytes = p.batch_bytes;
-                let (mut src, lane) = Source::of(p, self.scheduled, wall, sent_ms);
+                let Some((mut src, lane)) = Source::of(p, self.scheduled, wall, sent_ms) else {
+                    b.events = 0;
+                    return;
+                };
                 let framer: &mut SyslogFramer = match lane {
                     Some((LaneWire::Syslog(v), stage)) => &mut v[stage],
                     _ => framer,
@@ -966,7 +1080,7 @@ impl Worker {
         b.seqs = n;
         self.scheduled += n;
         b.events = n - skipped;
-        b.intended = due;
+        b.intended = if self.closed { now } else { due };
         b.attempts = 0;
         b.last_cause = 0;
     }
@@ -1032,6 +1146,8 @@ impl Worker {
                         self.links[i].offset = n;
                         if n < total || pending_tls {
                             self.links[i].blocked_since.get_or_insert(now);
+                        } else if self.phases.is_some() {
+                            self.links[i].marks.written.get_or_insert_with(Instant::now);
                         } else if matches!(self.proto, Proto::Stream { .. }) {
                             self.written(i, slot, now);
                         }
@@ -1089,6 +1205,17 @@ impl Worker {
             }
         };
         let eof = status == ReadStatus::Eof;
+        if self.phases.is_some() && self.links[i].batch.is_some() {
+            let Socket::Stream(conn) = &self.links[i].sock else {
+                return;
+            };
+            if !conn.reader.is_empty() {
+                self.links[i]
+                    .marks
+                    .first_byte
+                    .get_or_insert_with(Instant::now);
+            }
+        }
         loop {
             let slot = self.links[i].batch;
             let offset = self.links[i].offset;
@@ -1101,6 +1228,7 @@ impl Worker {
                         return;
                     };
                     let body = conn.reader.body(&resp);
+                    let body_len = body.len() as u64;
                     let outcome = framer.outcome(&resp, body);
                     if slot.is_some() && slot == self.ack_slot {
                         // An ack poll: confirmed ids are counted, the others asked about again.
@@ -1136,8 +1264,15 @@ impl Worker {
                     if let Some(b) = slot {
                         self.batches[b].last_cause = resp.status;
                     }
+                    let close_after = framer.close_after;
+                    if let (Some(ph), Some(_)) = (self.phases.as_mut(), slot) {
+                        let l = &mut self.links[i];
+                        ph.body_bytes += body_len;
+                        let opened = l.setup.is_some();
+                        ph.record(&l.marks.phases(l.setup.take(), Instant::now()), opened);
+                    }
                     self.finish_batch(p, i, outcome, now);
-                    if resp.close || !written_all {
+                    if resp.close || !written_all || close_after {
                         // An answer before the whole request went out leaves the stream out
                         // of step: start over on a fresh connection.
                         self.close_link(i, now, Duration::ZERO);
@@ -1277,7 +1412,7 @@ impl Worker {
         let owed = self
             .owed_at(p, now.duration_since(p.start).as_secs_f64())
             .min(self.limit);
-        self.counters.backlog_events = if last {
+        self.counters.backlog_events = if last || self.closed {
             0
         } else {
             owed.saturating_sub(self.scheduled)
@@ -1304,6 +1439,7 @@ impl Worker {
             a.settle();
             a
         });
+        let phases = if last { self.phases.take() } else { None };
         let _ = p.tx.send(Interval {
             worker: p.id,
             counters,
@@ -1311,6 +1447,7 @@ impl Worker {
             service,
             last,
             account,
+            phases,
         });
     }
 }
@@ -1355,13 +1492,14 @@ type LaneFraming<'a> = Option<(&'a mut LaneWire, usize)>;
 
 impl<'a> Source<'a> {
     /// The source of the batch whose first event is this worker's `first`, and in the
-    /// scenario lane the framers with that event's stage.
+    /// scenario lane the framers with that event's stage; `None` when the worker has no
+    /// source (a plain HTTP load with a fixed body never asks).
     fn of(
         p: &'a mut WorkerPlan,
         first: u64,
         wall: i64,
         sent_ms: Option<u64>,
-    ) -> (Source<'a>, LaneFraming<'a>) {
+    ) -> Option<(Source<'a>, LaneFraming<'a>)> {
         let (agent, threads, id) = (p.id as u32, p.threads, p.id);
         match p.lane.as_mut() {
             Some(lane) => {
@@ -1372,11 +1510,11 @@ impl<'a> Source<'a> {
                     sent_ms,
                     seq: first,
                 };
-                (src, Some((&mut lane.wire, stage)))
+                Some((src, Some((&mut lane.wire, stage))))
             }
-            None => (
+            None => Some((
                 Source::Pack {
-                    generator: &mut p.generator,
+                    generator: p.generator.as_mut()?,
                     timeline: &p.timeline,
                     threads,
                     id,
@@ -1385,7 +1523,7 @@ impl<'a> Source<'a> {
                     ctx: EventCtx::default(),
                 },
                 None,
-            ),
+            )),
         }
     }
 

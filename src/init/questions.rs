@@ -326,6 +326,7 @@ pub static QUESTIONS: &[Question] = &[
                     "http(s)://host:8088 of the HEC (the /services/collector paths are added), or builtin"
                 }
                 Adapter::Syslog => "tcp://, udp:// or tls://host:port of the receiver, or builtin",
+                Adapter::Http => "http(s)://host:port/path the requests go to, or builtin",
             })
         },
         set: set_url,
@@ -659,7 +660,14 @@ pub static QUESTIONS: &[Question] = &[
             )
         },
         set: |a, t, _| {
-            a.profile = one_of(t, Profile::parse)?;
+            let p = one_of(t, Profile::parse)?;
+            if p == Profile::Closed {
+                return Err(
+                    "closed (no rate, as fast as answered) is for plain HTTP load: ingestbench http"
+                        .into(),
+                );
+            }
+            a.profile = p;
             Ok(())
         },
     },
@@ -905,7 +913,7 @@ fn default_run_time(a: &Answers) -> Dur {
         Profile::Ramp => Dur(a.ramp_over.0 + minute),
         Profile::Steps => Dur(a.steps.iter().map(|(_, h)| h.0).sum()),
         Profile::Burst => Dur((a.burst_period.0 * 6).max(minute)),
-        Profile::Steady => Dur(minute),
+        Profile::Steady | Profile::Closed => Dur(minute),
     }
 }
 

@@ -114,6 +114,7 @@ fn rate_summary(a: &Answers) -> String {
             a.burst_high, a.burst_low, a.burst_period
         ),
         Profile::Steps => format!("{} steps of rate", a.steps.len()),
+        Profile::Closed => "no rate: as fast as the target answers".into(),
     }
 }
 
@@ -130,6 +131,7 @@ fn target(y: &mut Yaml, a: &Answers) {
         Adapter::Lphc => "JSON-batch HTTP collector",
         Adapter::GenericHec => "Splunk HTTP Event Collector",
         Adapter::Syslog => "syslog: one message per event",
+        Adapter::Http => "plain HTTP requests: one event or a fixed body each",
     };
     y.line(1, &format!("adapter: {}", a.adapter), what);
     let where_ = if a.builtin() {
@@ -343,6 +345,7 @@ fn workload(y: &mut Yaml, a: &Answers) {
         "steady | ramp | burst | steps",
     );
     match a.profile {
+        Profile::Closed => {}
         Profile::Steady => y.line(
             1,
             &format!("eps: {}", a.eps),

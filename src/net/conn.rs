@@ -25,6 +25,8 @@ pub enum State {
 pub struct Conn {
     pub token: Token,
     pub state: State,
+    /// When the TCP connection of the current setup was established.
+    pub connected_at: Option<std::time::Instant>,
     stream: Option<TcpStream>,
     tls: Option<ClientConnection>,
     pub reader: ResponseReader,
@@ -64,6 +66,7 @@ impl Conn {
         Conn {
             token,
             state: State::Closed,
+            connected_at: None,
             stream: None,
             tls: None,
             reader: ResponseReader::new(),
@@ -83,6 +86,7 @@ impl Conn {
         registry.register(&mut s, self.token, Interest::READABLE | Interest::WRITABLE)?;
         self.stream = Some(s);
         self.state = State::Connecting;
+        self.connected_at = None;
         self.reader.clear();
         if let Some(t) = tls {
             let mut c = ClientConnection::new(t.config.clone(), t.server_name.clone())
@@ -105,6 +109,7 @@ impl Conn {
             }
             match s.peer_addr() {
                 Ok(_) => {
+                    self.connected_at = Some(std::time::Instant::now());
                     self.state = if self.tls.is_some() {
                         State::Handshaking
                     } else {
@@ -218,6 +223,11 @@ impl Conn {
     }
 
     /// Whether written bytes are still waiting in the TLS session for the socket.
+    /// Whether this connection runs TLS.
+    pub fn has_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
     pub fn pending_tls(&self) -> bool {
         self.tls.as_ref().is_some_and(|t| t.wants_write())
     }

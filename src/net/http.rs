@@ -44,6 +44,8 @@ pub struct ResponseReader {
     len: usize,
     /// Decoded chunked body (chunked responses only).
     dechunked: Vec<u8>,
+    /// Answers to HEAD: no body, whatever Content-Length says.
+    pub bodiless: bool,
 }
 
 impl ResponseReader {
@@ -52,6 +54,7 @@ impl ResponseReader {
             buf: vec![0; 16 * 1024],
             len: 0,
             dechunked: Vec::new(),
+            bodiless: false,
         }
     }
 
@@ -141,8 +144,8 @@ impl ResponseReader {
                     .and_then(|s| s.trim().parse::<u32>().ok());
             }
         }
-        // 1xx, 204 and 304 have no body.
-        if (100..200).contains(&status) || status == 204 || status == 304 {
+        // 1xx, 204 and 304 have no body, nor has any answer to HEAD.
+        if self.bodiless || (100..200).contains(&status) || status == 204 || status == 304 {
             kind = BodyKind::Length(0);
         }
         match kind {
@@ -228,17 +231,19 @@ fn find_trailer_end(tail: &[u8]) -> Option<usize> {
         .map(|p| p + 4)
 }
 
-/// Writes `POST {path} HTTP/1.1` and the headers a batch needs into `out` (cleared first).
+/// Writes `{method} {path} HTTP/1.1` and the headers a batch needs into `out` (cleared first).
 /// `extra` are pre-rendered header lines, each ending in `\r\n` (auth, channel, content type).
 pub fn write_request_head(
     out: &mut Vec<u8>,
+    method: &str,
     path: &str,
     host: &str,
     extra: &[u8],
     content_length: usize,
 ) {
     out.clear();
-    out.extend_from_slice(b"POST ");
+    out.extend_from_slice(method.as_bytes());
+    out.push(b' ');
     out.extend_from_slice(path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
     out.extend_from_slice(host.as_bytes());
@@ -328,6 +333,7 @@ HTTP/1.1 204 No Content\r\n\r\n";
         let mut out = Vec::new();
         write_request_head(
             &mut out,
+            "POST",
             "/ingest",
             "127.0.0.1:8088",
             b"X-API-Key: k\r\n",

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::adapter::gzip::Gzip;
-use crate::adapter::{Embed, Framer, json_escape_into};
+use crate::adapter::{Embed, json_escape_into};
 use crate::config::schema::Adapter;
 use crate::exit::Exit;
 use crate::generate::{EventCtx, Generator};
@@ -85,9 +85,18 @@ pub fn auth_run_id(run_id: &str) -> String {
     format!("{run_id}-auth")
 }
 
-/// One event of the configured pack, tagged (run `run_id`, agent 0, seq 0).
+/// One event of the configured pack, tagged (run `run_id`, agent 0, seq 0); a plain HTTP
+/// load without a pack sends its fixed body.
 fn one_event(plan: &RunPlan, run_id: &str) -> Vec<u8> {
-    let mut g = Generator::new(plan.pack.program.clone(), plan.seed, run_id);
+    let Some(pack) = &plan.pack else {
+        return plan
+            .http
+            .as_ref()
+            .and_then(|h| h.fixed.as_deref())
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default();
+    };
+    let mut g = Generator::new(pack.program.clone(), plan.seed, run_id);
     let mut out = Vec::new();
     g.render(
         &EventCtx {
@@ -151,15 +160,7 @@ fn tagged_event(
     event: &[u8],
     run_id: &str,
 ) -> Step {
-    let framer = Framer::new(
-        &plan.config.target,
-        plan.token.as_ref(),
-        &ep.host_port,
-        &ep.path,
-        plan.pack.def.carrier,
-        &plan.pack.def.sourcetype,
-        run_id,
-    );
+    let framer = plan.framer(&ep.host_port, &ep.path, run_id);
     let mut body = Vec::new();
     framer.begin(&mut body);
     framer.before_event(&mut body, 0, crate::generate::time::now());

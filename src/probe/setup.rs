@@ -175,7 +175,7 @@ impl<'a> Ctx<'a> {
                 .map(|e| e.addr.to_string())
                 .unwrap_or_else(|| format!("{}:{}", self.host, self.port)),
             transport: transport_name(self.transport).into(),
-            source: self.config.source.id.clone(),
+            source: self.config.source_label(),
         }
     }
 
@@ -361,7 +361,7 @@ mod tests {
         let c = l
             .config
             .unwrap_or_else(|| panic!("{text}\n{:?}", l.diags.items));
-        assert_eq!(c.source.id, "linux.syslog");
+        assert_eq!(c.source.as_ref().unwrap().id, "linux.syslog");
         assert_eq!(
             c.target.tls.unwrap().server_name.as_deref(),
             Some("localhost")

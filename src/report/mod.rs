@@ -10,6 +10,7 @@ pub mod csv;
 pub mod faults;
 pub mod hdr;
 pub mod hdr_log;
+pub mod http;
 pub mod loss;
 pub mod scenario;
 pub mod sizing;
@@ -90,6 +91,9 @@ pub struct Report {
     /// counted apart, and its ground truth.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scenario: Option<scenario::ScenarioReport>,
+    /// A plain HTTP load's requests phase by phase (`adapter: http`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http: Option<http::HttpReport>,
     pub slo: Vec<slo::SloResult>,
     pub aborted: Option<String>,
     /// The run's outcome: pass or fail, the exit code, and why.
@@ -716,6 +720,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         faults: None,
         sizing: Vec::new(),
         scenario: None,
+        http: None,
         slo: Vec::new(),
         aborted: r.abort.as_ref().map(|a| a.to_string()),
         verdict: Verdict::default(),

@@ -748,6 +748,7 @@ mod tests {
                 })
                 .collect(),
             abort: None,
+            phases: None,
             target_events: 3000.0,
             window: Duration::from_secs(3),
             drain: Duration::from_millis(100),

@@ -69,7 +69,7 @@ pub fn run_info(p: &RunPlan, address: Option<&Endpoint>) -> RunInfo {
         adapter: p.config.target.adapter.to_string(),
         url: p.config.target.url.clone(),
         address: address.map(|e| e.addr.to_string()).unwrap_or_default(),
-        source: p.pack.def.id.clone(),
+        source: p.source_id(),
         threads: p.threads,
         connections: p.connections.max(p.threads),
         duration_s: match p.stop {
@@ -524,15 +524,7 @@ fn wire(p: &RunPlan, ep: &Endpoint) -> Result<WirePlan, SetupError> {
                 ));
             }
             WirePlan::Http {
-                framer: Arc::new(Framer::new(
-                    &p.config.target,
-                    p.token.as_ref(),
-                    &ep.host_port,
-                    &ep.path,
-                    p.pack.def.carrier,
-                    &p.pack.def.sourcetype,
-                    &p.run_id,
-                )),
+                framer: Arc::new(p.framer(&ep.host_port, &ep.path, &p.run_id)),
                 tls: p.tls.clone(),
             }
         }
@@ -565,7 +557,7 @@ pub fn execute(
     let sink = s.sink;
     let mut sizing = s.sizing;
     let watcher = s.watcher;
-    let tagged = s.plan.config.source.accounting;
+    let tagged = s.plan.config.tagged();
     let lane_agent = s.plan.scenario.as_ref().map(|_| lane_agent(&s.plan));
     let (faults, launched) = start_faults(
         &s.plan,
@@ -669,8 +661,8 @@ pub fn execute(
                 adapter: cfg.target.adapter.to_string(),
                 url: cfg.target.url.clone(),
                 address: s.endpoint.addr.to_string(),
-                source: p.pack.def.id.clone(),
-                source_version: p.pack.def.version.to_string(),
+                source: p.source_id(),
+                source_version: p.source_version(),
             },
             batch_max_events: p.batch_events,
             batch_max_bytes: p.batch_bytes,
@@ -681,7 +673,7 @@ pub fn execute(
             },
             verification,
             watched: observed.map(|o| (o, launched)),
-            tagged: cfg.source.accounting,
+            tagged: cfg.tagged(),
             faults,
         },
     );
@@ -689,6 +681,17 @@ pub fn execute(
         rep.sizing = g.rows(&rep, watched_seconds.as_deref());
     }
     rep.store_verification = store_verification;
+    if let Some(h) = &p.http {
+        let t = &result.totals;
+        rep.http = Some(report::http::build(
+            h,
+            result.phases.as_ref(),
+            p.dns,
+            result.duration.as_secs_f64(),
+            t.bytes_sent,
+            t.batches_sent,
+        ));
+    }
     if let (Some(sr), Some(lane), Some(agent)) = (&p.scenario, &result.scenario, lane_agent) {
         rep.scenario = Some(scenario_report(
             sr,

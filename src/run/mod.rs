@@ -22,6 +22,7 @@ pub mod ceiling;
 pub mod error;
 mod execute;
 pub mod fault;
+pub mod http;
 pub mod plan;
 pub mod source;
 mod store_verify;

@@ -153,7 +153,11 @@ pub struct RunPlan {
     pub token: Option<Token>,
     /// The syslog framing, for the syslog adapter.
     pub syslog: Option<SyslogFramer>,
-    pub pack: Arc<CompiledPack>,
+    /// The source pack; `None` for a plain HTTP load without one (`http` has its body).
+    pub pack: Option<Arc<CompiledPack>>,
+    /// `adapter: http`: the request, and how long resolving the target's name took.
+    pub http: Option<crate::run::http::HttpPlan>,
+    pub dns: Option<Duration>,
     pub seed: u64,
     pub times: TimeSpec,
     pub jitter_ns: u64,
@@ -178,6 +182,60 @@ pub struct RunPlan {
     pub scenario: Option<ScenarioRun>,
 }
 
+impl RunPlan {
+    /// The source pack's id, or what a plain HTTP load sends without one.
+    pub fn source_id(&self) -> String {
+        match &self.pack {
+            Some(p) => p.def.id.clone(),
+            None => self.config.source_label(),
+        }
+    }
+
+    pub fn source_version(&self) -> String {
+        self.pack
+            .as_ref()
+            .map(|p| p.def.version.to_string())
+            .unwrap_or_default()
+    }
+
+    /// The pack's carrier and default sourcetype (a plain HTTP body without a pack is a line).
+    pub fn carrier(&self) -> (crate::pack::load::Carrier, &str) {
+        match &self.pack {
+            Some(p) => (p.def.carrier, &p.def.sourcetype),
+            None => (crate::pack::load::Carrier::Line, ""),
+        }
+    }
+
+    /// The framing of this run's HTTP requests. Against the built-in sink a plain HTTP
+    /// request without a body asks `/health` (its `/ingest` takes bodies).
+    pub fn framer(&self, host_port: &str, path: &str, run_id: &str) -> crate::adapter::Framer {
+        let bodiless = self.pack.is_none()
+            && self
+                .http
+                .as_ref()
+                .is_some_and(|h| h.fixed.as_ref().is_none_or(|f| f.is_empty()));
+        let path = if bodiless && self.config.target.url == "builtin" {
+            "/health"
+        } else {
+            path
+        };
+        let (carrier, sourcetype) = self.carrier();
+        let f = crate::adapter::Framer::new(
+            &self.config.target,
+            self.token.as_ref(),
+            host_port,
+            path,
+            carrier,
+            sourcetype,
+            run_id,
+        );
+        match &self.http {
+            Some(h) => f.with_http(h),
+            None => f,
+        }
+    }
+}
+
 /// A scenario resolved for a run: against the run's entity pools, its seed the file's or
 /// the run's.
 pub struct ScenarioRun {
@@ -200,7 +258,7 @@ fn verify_plan(cfg: &Config) -> Result<Option<VerifyPlan>, SetupError> {
     let Some(v) = &cfg.verify else {
         return Ok(None);
     };
-    if !cfg.source.accounting {
+    if !cfg.tagged() {
         return Err(SetupError::invalid(
             "verify: asks stores about this run's events by their accounting tags, and source.accounting is false",
         ));
@@ -264,7 +322,12 @@ fn timeouts(cfg: &Config) -> Timeouts {
     Timeouts {
         request: REQUEST_TIMEOUT,
         drain: DRAIN_TIMEOUT,
-        max_attempts: cfg.target.retry.max_attempts,
+        // A plain HTTP request is not retried: a failure is a failure, as in hey.
+        max_attempts: if cfg.target.adapter == Adapter::Http {
+            1
+        } else {
+            cfg.target.retry.max_attempts
+        },
         max_retry_time: cfg.target.retry.max_time.0,
     }
 }
@@ -321,11 +384,20 @@ pub fn plan(
     let sp = source::source_plan(&cfg);
     let seed = cfg.seed.unwrap_or_else(source::random_seed);
     cfg.seed = Some(seed);
-    let entities = Arc::new(Entities::generate(seed, &sp.sizes));
-    let pack = pack::load_compiled(catalog, &sp.id, &sp.version, &entities, sp.accounting)
-        .map_err(SetupError::Invalid)?;
+    let sizes = sp.as_ref().map(|s| s.sizes).unwrap_or_default();
+    let entities = Arc::new(Entities::generate(seed, &sizes));
+    let pack = match &sp {
+        Some(sp) => Some(
+            pack::load_compiled(catalog, &sp.id, &sp.version, &entities, sp.accounting)
+                .map_err(SetupError::Invalid)?,
+        ),
+        None => None,
+    };
+    let http = crate::run::http::plan(&cfg)?;
     let transport = target::transport(&cfg)?;
+    let resolving = std::time::Instant::now();
     let destination = destination(&cfg, transport, token.as_ref())?;
+    let dns = matches!(destination, Destination::Remote(_)).then(|| resolving.elapsed());
     let tls = match (&destination, transport.is_tls()) {
         (Destination::Remote(ep), true) => {
             let settings = tls_settings(&cfg);
@@ -339,20 +411,26 @@ pub fn plan(
         _ => None,
     };
     let host = host_name();
-    let syslog = (cfg.target.adapter == Adapter::Syslog).then(|| {
-        SyslogFramer::new(
+    let syslog = match (&pack, cfg.target.adapter) {
+        (Some(pack), Adapter::Syslog) => Some(SyslogFramer::new(
             cfg.target.syslog.as_ref(),
             &pack.def,
             &host,
             transport == Transport::SyslogUdp,
-        )
-    });
+        )),
+        _ => None,
+    };
     let profile = profile(&cfg.workload)?;
     let stop = stop(&cfg.workload)?;
     let serve = serve_plan(&cfg, ov)?;
     let watch = watch_plan(&cfg, ov);
     let faults = crate::run::fault::plan(&cfg)?;
     let verify = verify_plan(&cfg)?;
+    if ov.scenario.is_some() && http.is_some() {
+        return Err(SetupError::invalid(
+            "--scenario: a scenario plays its stage events through an event adapter (lphc, generic-hec, syslog); adapter http sends one request per event of its own",
+        ));
+    }
     let scenario = scenario_plan(
         ov,
         catalog,
@@ -394,9 +472,13 @@ pub fn plan(
         token,
         syslog,
         pack,
+        http,
+        dns,
         seed,
-        times: sp.times,
-        jitter_ns: sp.jitter_ns,
+        times: sp
+            .as_ref()
+            .map_or(source::TimeSpec::Realtime, |s| s.times.clone()),
+        jitter_ns: sp.as_ref().map_or(0, |s| s.jitter_ns),
         profile,
         stop,
         threads,
@@ -551,6 +633,7 @@ pub fn profile(w: &Workload) -> Result<Profile, SetupError> {
                 SetupError::invalid("workload.eps is needed for a steady run; give --eps")
             })?,
         },
+        ProfileKind::Closed => Profile::Closed,
         ProfileKind::Burst => {
             let b = w.burst.as_ref().ok_or_else(|| missing("burst"))?;
             Profile::Burst {
@@ -835,7 +918,7 @@ mod tests {
                 .err()
                 .expect("refused")
         };
-        let e = made(&|c| c.source.accounting = false);
+        let e = made(&|c| c.source.as_mut().unwrap().accounting = false);
         assert!(e.to_string().starts_with("verify: "), "{e}");
         let e = made(&|c| c.verify.as_mut().unwrap().sources = vec!["x".into()]);
         assert!(e.to_string().starts_with("verify.sources[0]: "), "{e}");

@@ -36,8 +36,9 @@ pub enum TimeSpec {
     },
 }
 
-pub fn source_plan(c: &Config) -> SourcePlan {
-    let s = &c.source;
+/// The source side of `c`, or `None` for a plain HTTP load without a source pack.
+pub fn source_plan(c: &Config) -> Option<SourcePlan> {
+    let s = c.source.as_ref()?;
     let mut sizes = Sizes::default();
     for (kind, n) in &s.entities {
         if let Some(k) = EntityKind::parse(kind) {
@@ -54,7 +55,7 @@ pub fn source_plan(c: &Config) -> SourcePlan {
         (TimestampMode::Realtime, Mode::Deterministic) => TimeSpec::Virtual { anchor },
         (TimestampMode::Realtime, Mode::Realtime) => TimeSpec::Realtime,
     };
-    SourcePlan {
+    Some(SourcePlan {
         id: s.id.clone(),
         version: semver::VersionReq::parse(&s.version).unwrap_or(semver::VersionReq::STAR),
         sizes,
@@ -62,7 +63,7 @@ pub fn source_plan(c: &Config) -> SourcePlan {
         jitter_ns: s.timestamps.jitter.0.as_nanos() as u64,
         times,
         seed: c.seed,
-    }
+    })
 }
 
 impl TimeSpec {

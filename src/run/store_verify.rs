@@ -208,6 +208,7 @@ mod tests {
             control: Vec::new(),
             agents: Vec::new(),
             scenario: None,
+            phases: None,
         };
         let mut rep = crate::report::build(
             &r,

@@ -103,6 +103,7 @@ pub fn http_framer(
         retry: Retry::default(),
         hec: if hec { setup.hec.clone() } else { None },
         syslog: None,
+        http: None,
         builtin: None,
     };
     let token = Token::new(TOKEN.into());
@@ -141,7 +142,14 @@ pub fn http_body(f: &Framer, events: &[&[u8]]) -> Vec<u8> {
 /// The request head's length for a body of `content_length` bytes.
 pub fn head_len(f: &Framer, content_length: usize) -> usize {
     let mut head = Vec::new();
-    write_request_head(&mut head, &f.path, &f.host, &f.headers, content_length);
+    write_request_head(
+        &mut head,
+        f.method,
+        &f.path,
+        &f.host,
+        &f.headers,
+        content_length,
+    );
     head.len()
 }
 
@@ -282,6 +290,10 @@ pub fn http_what(f: &Framer, overhead: f64, events: &str) -> String {
         ),
         Body::HecLines => format!(
             "HEC raw endpoint, {events} one per line: {} B per event (the newline)",
+            num(overhead, 3)
+        ),
+        Body::Plain => format!(
+            "plain HTTP, {events} one per request, nothing around it: {} B per event",
             num(overhead, 3)
         ),
         Body::JsonArray => format!(

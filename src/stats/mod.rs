@@ -3,6 +3,7 @@
 //! `Interval` a worker sends its coordinator every second, and merging them. Histograms
 //! ping-pong: the coordinator sends a cleared one back, so steady state allocates nothing.
 
+pub mod phases;
 pub mod result;
 pub mod snapshot;
 
@@ -269,6 +270,8 @@ pub struct Interval {
     pub last: bool,
     /// With the last interval: which of the worker's sequence numbers were given up.
     pub account: Option<AgentAccount>,
+    /// With the last interval of a plain HTTP load: its requests' phases.
+    pub phases: Option<Box<phases::Phases>>,
 }
 
 /// Most failed ranges one agent keeps; beyond them the list is marked incomplete.

@@ -125,6 +125,8 @@ pub struct RunResult {
     pub agents: Vec<AgentAccount>,
     /// The scenario lane's own measurements (`run --scenario`), apart from the background's.
     pub scenario: Option<LaneResult>,
+    /// A plain HTTP load's request phases (the whole run, warm-up included).
+    pub phases: Option<crate::stats::phases::Phases>,
 }
 
 /// What the scenario lane did: its stage events, counted apart from the background load.
