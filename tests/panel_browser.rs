@@ -404,6 +404,18 @@ fn the_control_panel_in_a_real_browser() {
             .len();
         assert!(len > 10_000, "{} is too small to be the tab", p.display());
     }
+    // No script error and no CSP violation: the console holds only the refusal the test asked for.
+    let console: Vec<&str> = phases["done"]["console"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        console.iter().all(|m| m.contains("409 (Conflict)")),
+        "the browser console: {console:#?}"
+    );
+
     token_phase(&tools, &shots, started);
 
     // A user who comes back to the panel after a pause opens new connections: the panel must
@@ -419,9 +431,8 @@ fn the_control_panel_in_a_real_browser() {
         serve.stderr()
     );
 
-    let console = &phases["done"]["console"];
     eprintln!(
-        "control panel browser test: {:.1} s (script {}s); screenshots in {}; console: {console}",
+        "control panel browser test: {:.1} s (script {}s); screenshots in {}",
         started.elapsed().as_secs_f64(),
         phases["done"]["seconds"],
         shots.display()
@@ -550,4 +561,14 @@ fn token_phase(tools: &Browser, shots: &Path, started: Instant) {
         "the panel says why: {t}"
     );
     assert_eq!(t["save_enabled"], false, "{t}");
+    let console: Vec<&str> = phases["done"]["console"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        console.iter().all(|m| m.contains("401 (Unauthorized)")),
+        "the browser console: {console:#?}"
+    );
 }
