@@ -15,7 +15,8 @@
 //! - Run: the copy validated and started; its figures grow; the watched process charted;
 //!   paused and resumed; a second start refused (409); the rate set to 400 eps and the
 //!   target following; stopped; its report opens in Reports by itself;
-//! - Reports: a second, short run at 100 eps with the saved scenario (its stage events shown);
+//! - Reports: a second, short run of the config pasted, at 100 eps, with the saved scenario
+//!   (its stage events shown);
 //!   the two compared (differences highlighted); JSON and CSV downloaded through the page.
 //!
 //! This side checks the files the UI wrote and removed, both reports on disk (the pause,

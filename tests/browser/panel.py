@@ -25,8 +25,8 @@ step checking what the page shows:
               (the test's `sleep`) is charted; paused and resumed; a second start is
               refused (409); the rate set to 400 eps and the target follows; stopped; its
               report opens in Reports.
-  reports   — a second, short run at another rate with the saved scenario (its stage events
-              shown); both listed; compared (differences
+  reports   — a second, short run: panel-smoke.yaml's text pasted, at another rate, with the
+              saved scenario (its stage events shown); both listed; compared (differences
               highlighted); JSON and CSV downloaded through the page.
 Screenshots of the five tabs go to SHOT_DIR (panel-<tab>.png, 1280x800). Prints one JSON
 line per step ({"phase": ...}); on failure one {"phase": "error", ...} line and exit 1.
@@ -485,9 +485,13 @@ def run_step(driver, shot_dir):
             "hist_bars": attr(driver, "rep_chart_hist", "data-bars"), "screenshot": shot_path}
 
 
-def reports_step(driver, shot_dir, first_report, downloads):
-    # A second, short run at another rate, to compare with.
-    pick_config(driver, "panel-smoke.yaml")
+def reports_step(driver, shot_dir, first_report, downloads, configs_dir):
+    # A second, short run at another rate, to compare with: panel-smoke.yaml's text pasted,
+    # with overrides and the saved scenario.
+    pick_config(driver, ".paste")
+    wait_for(driver, "the paste field", lambda d: d.find_element(By.ID, "run_text").is_displayed())
+    with open(os.path.join(configs_dir, "panel-smoke.yaml")) as f:
+        set_value(driver, driver.find_element(By.ID, "run_text"), f.read())
     wait_for(driver, "Start to be usable again", lambda d: text(d, "run_state") in ("finished", "idle"))
     fill(driver, "run_duration", "3s")
     fill(driver, "run_eps", "100")
@@ -619,7 +623,7 @@ def main():
         emit(configs_step(driver, shot_dir, configs))
         run = run_step(driver, shot_dir)
         emit(run)
-        emit(reports_step(driver, shot_dir, run["report"], downloads))
+        emit(reports_step(driver, shot_dir, run["report"], downloads, configs))
         emit({"phase": "done", "seconds": round(time.monotonic() - started, 1), "console": console(driver)})
         return 0
     except Stop as e:

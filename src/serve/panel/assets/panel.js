@@ -23,7 +23,8 @@
   const FETCH_TIMEOUT_MS = 10000;
   const POLL_MS = 1000;
   const TABS = ['run', 'configs', 'packs', 'reports', 'scenarios'];
-  const PASTE = '\u0000paste';
+  // The config picker's "paste" entry: a leading dot, which no listed file name has (docs/panel.md).
+  const PASTE = '.paste';
   const $ = (id) => document.getElementById(id);
 
   // ---- formatting ---------------------------------------------------------------------
