@@ -190,6 +190,13 @@ def message(driver, element_id, want, what):
     return text(driver, element_id)
 
 
+def validated(driver, element_id, what):
+    """Waits for a validation's result ("valid…" or "not valid: …"); True when valid."""
+    wait_for(driver, f"{what}'s result",
+             lambda d: text(d, element_id).startswith(("valid", "not valid")))
+    return text(driver, element_id).startswith("valid")
+
+
 def list_names(driver, list_id):
     return unstale(lambda: [li.get_attribute("data-name") for li in
                             driver.find_elements(By.CSS_SELECTOR, f"#{list_id} li[data-name]")])
@@ -258,8 +265,8 @@ def stage_fields(row, count, start, dur):
         e.send_keys(v)
 
 
-def scenarios_step(driver, shot_dir, scenarios_dir):
-    open_tab(driver, "scenarios")
+def author_scenario(driver):
+    """Two stages through the builder's pickers, written as YAML: TA0006's techniques and it."""
     wait_for(driver, "the ATT&CK table", lambda d: "techniques" in text(d, "s_attack"))
     wait_for(driver, "a first stage row", lambda d: d.find_elements(By.CSS_SELECTOR, "#s_stages tr.stage"))
     fill(driver, "s_name", "ui-brute-force")
@@ -282,9 +289,30 @@ def scenarios_step(driver, shot_dir, scenarios_dir):
     for want in ("technique: T1110", "technique: T1059.001", "shared: [user, host]", 'schema_version: "2.0"'):
         if want not in yaml:
             raise Stop(f"the builder's YAML lacks {want!r}:\n{yaml}")
+    return techniques, yaml
+
+
+def break_scenario(driver, yaml):
+    """A technique that is not in the table: its error listed at the stage's line, marked."""
+    set_value(driver, driver.find_element(By.ID, "scn_text"), yaml.replace("technique: T1110,", "technique: T9999,"))
     click(driver, "scn_validate")
-    message(driver, "scn_message", "valid", "the scenario's validation")
-    if "not valid" in text(driver, "scn_message"):
+    if validated(driver, "scn_message", "the broken scenario's validation"):
+        raise Stop("a scenario with T9999 passed validation")
+    wait_for(driver, "the scenario's error in the list",
+             lambda d: d.find_elements(By.CSS_SELECTOR, "#scn_diags li.error"))
+    bad = driver.find_element(By.CSS_SELECTOR, "#scn_diags li.error")
+    lines = yaml.split("\n")
+    return {"bad": bad.text, "bad_line": bad.get_attribute("data-line"),
+            "bad_marked": [g.get_attribute("data-line") for g in
+                           driver.find_elements(By.CSS_SELECTOR, "#scn_gutter div.err")],
+            "want_line": str(lines.index(next(line for line in lines if "T1110" in line)) + 1)}
+
+
+def scenarios_step(driver, shot_dir, scenarios_dir):
+    open_tab(driver, "scenarios")
+    techniques, yaml = author_scenario(driver)
+    click(driver, "scn_validate")
+    if not validated(driver, "scn_message", "the scenario's validation"):
         raise Stop("the authored scenario is not valid: " + text(driver, "scn_diags"))
     wait_for(driver, "the per-stage summary",
              lambda d: len(d.find_elements(By.CSS_SELECTOR, "#scn_summary tr.stage-summary")) == 2)
@@ -293,22 +321,11 @@ def scenarios_step(driver, shot_dir, scenarios_dir):
     wait_for(driver, "the preview of each stage",
              lambda d: len(d.find_elements(By.CSS_SELECTOR, "#scn_previews .preview-stage")) == 2)
     preview = text(driver, "scn_previews")
-    # A technique that is not in the table: the error is listed at its line, which is marked.
-    area = driver.find_element(By.ID, "scn_text")
-    set_value(driver, area, yaml.replace("technique: T1110,", "technique: T9999,"))
-    click(driver, "scn_validate")
-    message(driver, "scn_message", "not valid", "the broken scenario's validation")
-    wait_for(driver, "the scenario's error in the list",
-             lambda d: d.find_elements(By.CSS_SELECTOR, "#scn_diags li.error"))
-    bad = driver.find_element(By.CSS_SELECTOR, "#scn_diags li.error")
-    bad_text, bad_line = bad.text, bad.get_attribute("data-line")
-    bad_marked = [g.get_attribute("data-line") for g in driver.find_elements(By.CSS_SELECTOR, "#scn_gutter div.err")]
-    want_line = str(yaml.split("\n").index(next(l for l in yaml.split("\n") if "T1110" in l)) + 1)
+    broken = break_scenario(driver, yaml)
     # The builder writes it again; valid, it is saved.
     click(driver, "s_write")
     click(driver, "scn_validate")
-    message(driver, "scn_message", "valid", "the rewritten scenario's validation")
-    if "not valid" in text(driver, "scn_message"):
+    if not validated(driver, "scn_message", "the rewritten scenario's validation"):
         raise Stop("the rewritten scenario is not valid: " + text(driver, "scn_diags"))
     fill(driver, "scn_name", "ui-brute-force")
     click(driver, "scn_save")
@@ -322,16 +339,12 @@ def scenarios_step(driver, shot_dir, scenarios_dir):
     return {"phase": "scenarios", "techniques_of_TA0006": len(techniques),
             "has_T1110": "T1110" in techniques, "yaml": yaml, "saved": saved,
             "summary": summary, "preview": preview[:3000],
-            "bad": bad_text, "bad_line": bad_line, "bad_marked": bad_marked, "want_line": want_line,
+            **broken,
             "screenshot": shot(driver, shot_dir, "scenarios")}
 
 
-def configs_step(driver, shot_dir, configs_dir):
-    open_tab(driver, "configs")
-    wait_for(driver, "panel-smoke.yaml in the list",
-             lambda d: "panel-smoke.yaml" in list_names(d, "cfg_list"))
-    before = list_names(driver, "cfg_list")
-    readonly_shown = driver.find_element(By.ID, "cfg_readonly").is_displayed()
+def build_config(driver):
+    """Fills the builder, writes its YAML, validates it: the YAML and the summary shown."""
     wait_for(driver, "the builder's source picker",
              lambda d: "aws.cloudtrail" in option_values(d.find_element(By.ID, "b_source")))
     click(driver, "cfg_new")
@@ -348,58 +361,79 @@ def configs_step(driver, shot_dir, configs_dir):
     if "eps: 100" not in built or "url: builtin" not in built:
         raise Stop("the builder's YAML is not what the form says:\n" + built)
     click(driver, "cfg_validate")
-    message(driver, "cfg_message", "valid", "the built config's validation")
-    if "not valid" in text(driver, "cfg_message"):
+    if not validated(driver, "cfg_message", "the built config's validation"):
         raise Stop("the built config is not valid: " + text(driver, "cfg_diags"))
-    summary = text(driver, "cfg_summary")
     if attr(driver, "cfg_name", "value") != "ui-made.yaml":
         raise Stop("the file name was not taken from the builder's name: " + attr(driver, "cfg_name", "value"))
-    click(driver, "cfg_save")
-    message(driver, "cfg_message", "saved ui-made.yaml", "the config's save")
-    path = os.path.join(configs_dir, "ui-made.yaml")
-    wait_file(path, True, "the saved config")
-    wait_for(driver, "ui-made.yaml in the list", lambda d: "ui-made.yaml" in list_names(d, "cfg_list"))
+    return built, text(driver, "cfg_summary")
 
-    # Edit: an unknown key on a known line, validated: the error is listed at its line.
-    area = driver.find_element(By.ID, "cfg_text")
+
+def save_config(driver, path, want, what):
+    """Clicks Save; waits for the page to say so and for the file to hold `want`."""
+    click(driver, "cfg_save")
+    message(driver, "cfg_message", "saved " + os.path.basename(path), what)
+    deadline = time.monotonic() + WAIT_S
+    while not (os.path.exists(path) and want in open(path).read()):
+        if time.monotonic() > deadline:
+            raise Stop(f"{what}: {path} never held {want!r}")
+        time.sleep(0.1)
+
+
+def break_config(driver, built):
+    """An unknown key on line 3, validated: the error listed, its line marked and jumped to."""
     lines = built.rstrip("\n").split("\n")
-    broken = "\n".join(lines[:2] + ["bogus_key: 1"] + lines[2:]) + "\n"
-    set_value(driver, area, broken)
+    set_value(driver, driver.find_element(By.ID, "cfg_text"),
+              "\n".join(lines[:2] + ["bogus_key: 1"] + lines[2:]) + "\n")
     click(driver, "cfg_validate")
-    message(driver, "cfg_message", "not valid", "the broken config's validation")
+    if validated(driver, "cfg_message", "the broken config's validation"):
+        raise Stop("a config with an unknown key passed validation")
     wait_for(driver, "an error in the list", lambda d: d.find_elements(By.CSS_SELECTOR, "#cfg_diags li.error"))
     diag = driver.find_element(By.CSS_SELECTOR, "#cfg_diags li.error")
-    diag_text, diag_line = diag.text, diag.get_attribute("data-line")
-    marked = [g.get_attribute("data-line") for g in driver.find_elements(By.CSS_SELECTOR, "#cfg_gutter div.err")]
+    out = {"diag": diag.text, "diag_line": diag.get_attribute("data-line"),
+           "marked_lines": [g.get_attribute("data-line") for g in
+                            driver.find_elements(By.CSS_SELECTOR, "#cfg_gutter div.err")]}
     diag.click()
-    selection_line = driver.execute_script(
+    out["selection_line"] = driver.execute_script(
         "const t = document.getElementById('cfg_text');"
         "return t.value.slice(0, t.selectionStart).split('\\n').length;")
-    shot_path = shot(driver, shot_dir, "configs")
-    # Fixed and saved again with another rate; the file holds the new text.
-    set_value(driver, area, built.replace("eps: 100", "eps: 150"))
-    click(driver, "cfg_save")
-    message(driver, "cfg_message", "saved ui-made.yaml", "the edited config's save")
-    deadline = time.monotonic() + WAIT_S
-    while "eps: 150" not in open(path).read():
-        if time.monotonic() > deadline:
-            raise Stop("the edit never reached the file")
-        time.sleep(0.1)
-    # Opened again from the list: the editor and the builder show the saved text.
-    click(driver, "cfg_new")
-    driver.find_element(By.CSS_SELECTOR, "#cfg_list li[data-name='ui-made.yaml']").click()
-    wait_for(driver, "the reopened config", lambda d: "eps: 150" in d.find_element(By.ID, "cfg_text").get_attribute("value"))
-    builder_eps = attr(driver, "b_eps", "value")
-    # Delete: two clicks (the first asks).
+    return out
+
+
+def delete_config(driver, path):
+    """Delete takes two clicks (the first asks); the file and its list entry go."""
     click(driver, "cfg_delete")
     message(driver, "cfg_message", "again", "the delete's confirmation")
     click(driver, "cfg_delete")
-    message(driver, "cfg_message", "deleted ui-made.yaml", "the config's delete")
+    message(driver, "cfg_message", "deleted " + os.path.basename(path), "the config's delete")
     wait_file(path, False, "the deleted config")
-    wait_for(driver, "ui-made.yaml gone from the list", lambda d: "ui-made.yaml" not in list_names(d, "cfg_list"))
+    name = os.path.basename(path)
+    wait_for(driver, f"{name} gone from the list", lambda d: name not in list_names(d, "cfg_list"))
+
+
+def configs_step(driver, shot_dir, configs_dir):
+    open_tab(driver, "configs")
+    wait_for(driver, "panel-smoke.yaml in the list",
+             lambda d: "panel-smoke.yaml" in list_names(d, "cfg_list"))
+    before = list_names(driver, "cfg_list")
+    readonly_shown = driver.find_element(By.ID, "cfg_readonly").is_displayed()
+    built, summary = build_config(driver)
+    path = os.path.join(configs_dir, "ui-made.yaml")
+    save_config(driver, path, "eps: 100", "the built config's save")
+    wait_for(driver, "ui-made.yaml in the list", lambda d: "ui-made.yaml" in list_names(d, "cfg_list"))
+    broken = break_config(driver, built)
+    shot_path = shot(driver, shot_dir, "configs")
+    # Fixed with another rate and saved again; opened again from the list, the editor and
+    # the builder show the saved text.
+    set_value(driver, driver.find_element(By.ID, "cfg_text"), built.replace("eps: 100", "eps: 150"))
+    save_config(driver, path, "eps: 150", "the edited config's save")
+    click(driver, "cfg_new")
+    driver.find_element(By.CSS_SELECTOR, "#cfg_list li[data-name='ui-made.yaml']").click()
+    wait_for(driver, "the reopened config",
+             lambda d: "eps: 150" in d.find_element(By.ID, "cfg_text").get_attribute("value"))
+    builder_eps = attr(driver, "b_eps", "value")
+    delete_config(driver, path)
     return {"phase": "configs", "listed": before, "readonly_shown": readonly_shown, "built": built,
-            "summary": summary, "diag": diag_text, "diag_line": diag_line, "marked_lines": marked,
-            "selection_line": selection_line, "builder_eps_after_reopen": builder_eps,
+            "summary": summary, **broken, "builder_eps_after_reopen": builder_eps,
             "after_delete": list_names(driver, "cfg_list"), "screenshot": shot_path}
 
 
@@ -430,8 +464,7 @@ def wait_report_opened(driver, not_name):
 def run_step(driver, shot_dir):
     pick_config(driver, "panel-smoke.yaml")
     click(driver, "run_validate")
-    message(driver, "run_message", "valid", "the run config's validation")
-    if "not valid" in text(driver, "run_message"):
+    if not validated(driver, "run_message", "the run config's validation"):
         raise Stop("panel-smoke.yaml is not valid: " + text(driver, "run_validation"))
     validation = text(driver, "run_validation")
     click(driver, "run_start")
@@ -485,9 +518,9 @@ def run_step(driver, shot_dir):
             "hist_bars": attr(driver, "rep_chart_hist", "data-bars"), "screenshot": shot_path}
 
 
-def reports_step(driver, shot_dir, first_report, downloads, configs_dir):
-    # A second, short run at another rate, to compare with: panel-smoke.yaml's text pasted,
-    # with overrides and the saved scenario.
+def second_run(driver, configs_dir):
+    """panel-smoke.yaml's text pasted, 3 s at 100 eps, with the saved scenario at 120x; waits
+    for its report to open. Its report's name and the scenario's stage events shown."""
     pick_config(driver, ".paste")
     wait_for(driver, "the paste field", lambda d: d.find_element(By.ID, "run_text").is_displayed())
     with open(os.path.join(configs_dir, "panel-smoke.yaml")) as f:
@@ -499,11 +532,40 @@ def reports_step(driver, shot_dir, first_report, downloads, configs_dir):
              lambda d: "ui-brute-force.yaml" in option_values(d.find_element(By.ID, "run_scenario")))
     Select(driver.find_element(By.ID, "run_scenario")).select_by_value("ui-brute-force.yaml")
     fill(driver, "run_speed", "120x")
+    previous = attr(driver, "rep_view", "data-name")
     click(driver, "run_start")
     message(driver, "run_message", "started", "the second run's start")
     wait_for(driver, "the scenario's progress", lambda d: d.find_element(By.ID, "run_scenario_tile").is_displayed())
     scenario_events = text(driver, "run_scenario_events")
-    second = wait_report_opened(driver, first_report)
+    return wait_report_opened(driver, previous), scenario_events
+
+
+def wait_downloads(downloads):
+    """The first .json and .csv files saved in `downloads` (bounded wait): their paths."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        files = sorted(f for f in os.listdir(downloads) if not f.endswith(".crdownload"))
+        json_files = [f for f in files if f.endswith(".json")]
+        csv_files = [f for f in files if f.endswith(".csv")]
+        if json_files and csv_files:
+            return files, os.path.join(downloads, json_files[0]), os.path.join(downloads, csv_files[0])
+        if time.monotonic() > deadline:
+            raise Stop(f"the downloads never arrived: {files}")
+        time.sleep(0.1)
+
+
+def compare(driver, a, b):
+    """Compares report `a` with `b`: each row's metric, whether it differs, its text."""
+    Select(driver.find_element(By.ID, "rep_a")).select_by_value(a)
+    Select(driver.find_element(By.ID, "rep_b")).select_by_value(b)
+    click(driver, "rep_compare")
+    wait_for(driver, "the comparison", lambda d: d.find_elements(By.CSS_SELECTOR, "#rep_compare_rows tr[data-metric]"))
+    return [(tr.get_attribute("data-metric"), tr.get_attribute("data-differs"), tr.text)
+            for tr in driver.find_elements(By.CSS_SELECTOR, "#rep_compare_rows tr[data-metric]")]
+
+
+def reports_step(driver, shot_dir, first_report, downloads, configs_dir):
+    second, scenario_events = second_run(driver, configs_dir)
     wait_for(driver, "both reports in the list",
              lambda d: {first_report, second} <= {tr.get_attribute("data-name") for tr in
                                                   d.find_elements(By.CSS_SELECTOR, "#rep_list tr[data-name]")})
@@ -517,37 +579,21 @@ def reports_step(driver, shot_dir, first_report, downloads, configs_dir):
     message(driver, "rep_message", "downloaded", "the JSON download")
     click(driver, "rep_download_csv")
     message(driver, "rep_message", ".csv", "the CSV download")
-    deadline = time.monotonic() + WAIT_S
-    while True:
-        files = sorted(f for f in os.listdir(downloads) if not f.endswith(".crdownload"))
-        if any(f.endswith(".json") for f in files) and any(f.endswith(".csv") for f in files):
-            break
-        if time.monotonic() > deadline:
-            raise Stop(f"the downloads never arrived: {files}")
-        time.sleep(0.1)
-    json_file = os.path.join(downloads, next(f for f in files if f.endswith(".json")))
-    csv_file = os.path.join(downloads, next(f for f in files if f.endswith(".csv")))
+    files, json_file, csv_file = wait_downloads(downloads)
     with open(csv_file) as f:
         csv_head = f.readline().strip()
     with open(json_file) as f:
         downloaded = json.load(f)
     shot_path = shot(driver, shot_dir, "reports")
-    # Compare the two side by side.
-    Select(driver.find_element(By.ID, "rep_a")).select_by_value(first_report)
-    Select(driver.find_element(By.ID, "rep_b")).select_by_value(second)
-    click(driver, "rep_compare")
-    wait_for(driver, "the comparison", lambda d: d.find_elements(By.CSS_SELECTOR, "#rep_compare_rows tr[data-metric]"))
-    rows = [(tr.get_attribute("data-metric"), tr.get_attribute("data-differs"), tr.text)
-            for tr in driver.find_elements(By.CSS_SELECTOR, "#rep_compare_rows tr[data-metric]")]
+    rows = compare(driver, first_report, second)
     highlighted = len(driver.find_elements(By.CSS_SELECTOR, "#rep_compare_rows tr.differs"))
     driver.execute_script("document.getElementById('rep_compare_view').scrollIntoView()")
     driver.save_screenshot(os.path.join(shot_dir, "panel-reports-compare.png"))
     return {"phase": "reports", "first": first_report, "second": second, "listed": listed,
-            "scenario_events": scenario_events,
-            "opened": opened, "downloads": files, "csv_head": csv_head,
-            "downloaded_schema": downloaded.get("schema"), "compare_rows": rows,
-            "highlighted": highlighted, "compare_message": text(driver, "rep_message"),
-            "screenshot": shot_path}
+            "scenario_events": scenario_events, "opened": opened, "downloads": files,
+            "csv_head": csv_head, "downloaded_schema": downloaded.get("schema"),
+            "compare_rows": rows, "highlighted": highlighted,
+            "compare_message": text(driver, "rep_message"), "screenshot": shot_path}
 
 
 def token_step(driver, url, shot_dir, downloads):

@@ -512,7 +512,7 @@
     const r = await api('POST', '/api/configs/validate', { text });
     if (!r.ok) { message('run_message', 'validation failed: ' + errText(r), 'bad', r.status); return; }
     const v = r.json;
-    message('run_message', v.valid ? 'the config is valid' : `the config is not valid: ${v.errors.length} error(s)`, v.valid ? 'ok' : 'bad');
+    message('run_message', v.valid ? `valid: the config can run${v.warnings.length ? ` (${v.warnings.length} warning(s))` : ''}` : `not valid: ${v.errors.length} error(s)`, v.valid ? 'ok' : 'bad');
     out.append(diagList(v.errors, v.warnings));
     if (v.summary) out.append(configSummary(v.summary));
   });
@@ -838,8 +838,8 @@
     const r = await api('POST', '/api/configs/validate', { text: cfgEditor.value });
     if (!r.ok) { message('cfg_message', 'validation failed: ' + errText(r), 'bad', r.status); return null; }
     const v = r.json;
-    const all = showDiags($('cfg_diags'), cfgEditor, v.errors, v.warnings);
-    message('cfg_message', v.valid ? `valid${all.length ? `, ${v.warnings.length} warning(s)` : ''}` : `not valid: ${v.errors.length} error(s)`, v.valid ? 'ok' : 'bad');
+    showDiags($('cfg_diags'), cfgEditor, v.errors, v.warnings);
+    message('cfg_message', v.valid ? `valid${v.warnings.length ? `, ${v.warnings.length} warning(s)` : ''}` : `not valid: ${v.errors.length} error(s)`, v.valid ? 'ok' : 'bad');
     $('cfg_summary').replaceChildren();
     if (v.summary) $('cfg_summary').replaceWith(Object.assign(configSummary(v.summary), { id: 'cfg_summary' }));
     return v;
