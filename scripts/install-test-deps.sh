@@ -152,9 +152,10 @@ pip_install prometheus_client prometheus-client
 # (tests/hdr_log.rs through tests/support/hdr_log_read.py).
 pip_install hdrh hdrhistogram
 # end prometheus
-# status page: a real browser for tests/status_page.rs. Debian's chromium and its chromedriver
-# load the page headless, and Python's selenium (PyPI) drives them through
-# tests/support/status_browser.py.
+# status page and control panel: a real browser for tests/status_page.rs, tests/live_run.rs and
+# tests/panel_browser.rs. Debian's chromium and its chromedriver load the pages headless, and
+# Python's selenium (PyPI) drives them through tests/support/status_browser.py and
+# tests/browser/panel.py.
 if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null 2>&1; then
   echo "installing chromium and chromium-driver"
   apt_install chromium chromium-driver

@@ -15,8 +15,8 @@ use serde_json::Value;
 use super::peers::require;
 
 pub struct Browser {
-    chromium: PathBuf,
-    chromedriver: PathBuf,
+    pub chromium: PathBuf,
+    pub chromedriver: PathBuf,
 }
 
 /// Chromium, chromedriver and Python's selenium, or what is missing.
