@@ -526,7 +526,7 @@
       run.startedHere = true;
       message('run_message', `started ${r.json.name || 'the run'} (${r.json.run_id || '?'})`, 'ok', r.status);
     } else if (r.status === 409) {
-      message('run_message', 'Refused: one run at a time. ' + (r.json.error || 'A run is already going.'), 'bad', 409);
+      message('run_message', 'Refused: ' + (r.json.error || 'a run is already going: one run at a time.'), 'bad', 409);
     } else {
       message('run_message', 'the run was not started: ' + errText(r), 'bad', r.status);
       if (r.json.errors) $('run_validation').append(diagList(r.json.errors, r.json.warnings));
