@@ -3,7 +3,8 @@
 //! built-in sink is in full swing, between its second and fifth second: over HTTP (lphc),
 //! over syslog UDP (datagrams grouped by size into GSO buffers), and over HTTP with the status
 //! page and `/metrics` scraped every 50 ms while the run is paused, resumed and re-rated
-//! through the control endpoints.
+//! through the control endpoints; and `ingestbench http` (adapter http) with a fixed body and
+//! with one event of a source per request.
 
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
@@ -49,6 +50,54 @@ fn workers_do_not_allocate_in_steady_state() {
         );
     }
     scrapes_and_control_cost_workers_no_allocation();
+    http_adapter_does_not_allocate();
+}
+
+/// `ingestbench http` (adapter http) into the built-in sink: a fixed body sent from one shared
+/// buffer, then one event of a source per request, both at 5,000 requests/s over 4 keep-alive
+/// connections on 2 workers.
+fn http_adapter_does_not_allocate() {
+    let body = r#"[{"msg":"a fixed body, the same bytes in every request","n":1}]"#;
+    for (what, extra) in [
+        (
+            "http fixed body",
+            vec!["-d", body, "-T", "application/json"],
+        ),
+        (
+            "http one event per request",
+            vec!["--source", "aws.cloudtrail"],
+        ),
+    ] {
+        let mut args: Vec<String> = [
+            "ingestbench",
+            "http",
+            "builtin",
+            "-z",
+            "6s",
+            "-q",
+            "5000",
+            "-c",
+            "4",
+            "-m",
+            "POST",
+            "-s",
+            "200",
+            "--threads",
+            "2",
+            "-o",
+            "json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let during = steady_state_allocations_of(args, |_| {});
+        // 3 s at 5,000 requests/s is 15,000 requests on 2 workers.
+        assert_eq!(
+            during, 0,
+            "{what}: {during} allocations on worker threads in steady state"
+        );
+    }
 }
 
 /// HTTP again, with both endpoints scraped and the run steered (after the others: the
@@ -122,7 +171,6 @@ fn steady_state_allocations(yaml: &str, extra: &[String], meanwhile: impl FnOnce
     let cfg = tmp.path().join("c.yaml");
     std::fs::write(&cfg, yaml).unwrap();
     let path = cfg.display().to_string();
-    let start = counting_alloc::allocations();
     let mut args: Vec<String> = [
         "ingestbench",
         "run",
@@ -137,6 +185,14 @@ fn steady_state_allocations(yaml: &str, extra: &[String], meanwhile: impl FnOnce
     .map(|s| s.to_string())
     .collect();
     args.extend_from_slice(extra);
+    steady_state_allocations_of(args, meanwhile)
+}
+
+/// Runs the command line `args` and counts allocations on worker threads from second 2 to 5,
+/// while `meanwhile` runs for those 3 seconds.
+fn steady_state_allocations_of(args: Vec<String>, meanwhile: impl FnOnce(Duration)) -> u64 {
+    let start = counting_alloc::allocations();
+    let what = args.join(" ");
     let run = std::thread::spawn(move || ingestbench::cli::run(&args));
     std::thread::sleep(Duration::from_secs(2));
     let before = counting_alloc::allocations();
@@ -151,6 +207,6 @@ fn steady_state_allocations(yaml: &str, extra: &[String], meanwhile: impl FnOnce
     std::thread::sleep(window.saturating_sub(t0.elapsed()));
     let during = counting_alloc::allocations() - before;
     let code = run.join().unwrap();
-    assert_eq!(code, 0, "{yaml}");
+    assert_eq!(code, 0, "{what}");
     during
 }

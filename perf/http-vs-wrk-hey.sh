@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Plain HTTP load, issue #16's proof: `ingestbench http`, wrk and hey take turns POSTing one
+# fixed JSON-array body over keep-alive connections to the same target on 127.0.0.1 — the
+# built-in sink, then nginx (`return 200`, which reads and discards the body) — with 4 and 64
+# connections and bodies of 600 B and 300 KB. Target pinned to core 0, client to core 1, one
+# client thread each (ingestbench --threads 1, wrk -t1, hey with GOMAXPROCS=1). Each
+# measurement lasts SECONDS; ROUNDS rounds, the tools' order rotated per round; medians and
+# the median of the per-round ratios are printed. Then `-q` at 90 % of the sink's measured
+# capacity for RATE_SECONDS: achieved vs target from `-o json`.
+#   perf/http-vs-wrk-hey.sh [SECONDS] [ROUNDS] [RATE_SECONDS]     (defaults: 10 3 30)
+# Needs wrk, hey and nginx (Debian: apt-get install wrk hey nginx-light).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-10}
+rounds=${2:-3}
+rate_secs=${3:-30}
+cargo build --release --quiet
+bin=$PWD/target/release/ingestbench
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Bodies: JSON arrays of exactly 600 and 300,000 bytes (the sink accepts them as events).
+python3 - "$work" <<'PY'
+import json, sys
+def mk(n, size):
+    ev = [{"i": i, "msg": ""} for i in range(n)]
+    per = (size - len(json.dumps(ev, separators=(",", ":")))) // n
+    for e in ev: e["msg"] = "x" * per
+    ev[-1]["msg"] += "x" * (size - len(json.dumps(ev, separators=(",", ":"))))
+    s = json.dumps(ev, separators=(",", ":")); assert len(s) == size
+    return s
+open(sys.argv[1] + "/600.json", "w").write(mk(2, 600))
+open(sys.argv[1] + "/300k.json", "w").write(mk(1000, 300000))
+PY
+
+# Every run is bounded: the targets stop on their own after this long at the latest.
+budget=$(( (secs + 3) * rounds * 3 * 8 + rate_secs + 120 ))
+taskset -c 0 "$bin" sink --http 127.0.0.1:0 --threads 1 --duration "${budget}s" 2> "$work/sink.err" > /dev/null &
+pids+=($!)
+for _ in $(seq 100); do grep -q "listening" "$work/sink.err" 2>/dev/null && break; sleep 0.05; done
+sink_port=$(sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$work/sink.err" | head -1)
+
+ngx_port=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
+mkdir -p "$work/ngx/logs"
+cat > "$work/ngx/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+error_log $work/ngx/logs/error.log warn;
+pid $work/ngx/nginx.pid;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  client_body_temp_path $work/ngx/body;
+  keepalive_requests 100000000;
+  keepalive_timeout 60s;
+  server {
+    listen 127.0.0.1:$ngx_port;
+    client_max_body_size 1m;
+    client_body_buffer_size 1m;
+    # return answers at once; nginx then reads the body off the socket and discards it
+    # (lingering discard) before the next request on the connection.
+    location / { return 200; }
+  }
+}
+CONF
+taskset -c 0 timeout "${budget}s" nginx -p "$work/ngx" -c "$work/ngx/nginx.conf" &
+pids+=($!)
+sleep 0.3
+
+# Check that nginx really reads the bodies: 20 requests of 300 KB answered on one keep-alive
+# connection can only be parsed if nginx consumed each body first. (/proc/PID/io rchar does not
+# count socket recv(), so it cannot show this: it stayed 0.)
+"$bin" http "http://127.0.0.1:$ngx_port/ingest" -c 1 -n 20 -D "$work/300k.json" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/check.json"
+python3 - "$work/check.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); ok = r["summary"]["batches_accepted"]; conns = r["http"]["connections_opened"]
+print(f"nginx check: {ok} requests of 300,000 B answered 200 on {conns} connection(s)")
+assert ok == 20 and conns == 1, "nginx did not consume the bodies on keep-alive"
+PY
+
+ib() { # url conns body -> requests/s
+  taskset -c 1 "$bin" http "$1" -c "$2" -z "${secs}s" -m POST -D "$3" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/ib.json"
+  python3 -c "import json,sys; r=json.load(open('$work/ib.json')); s=r['summary']; assert s['batches_failed']==0 and s['connection_resets']==0, s; print(r['http']['requests_per_s'])"
+}
+wrkr() {
+  cat > "$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = io.open("$3", "rb"); wrk.body = f:read("*a"); f:close()
+LUA
+  taskset -c 1 wrk -t1 -c"$2" -d"${secs}s" -s "$work/post.lua" "$1" > "$work/wrk.txt"
+  if grep -q -e "Non-2xx" -e "Socket errors" "$work/wrk.txt"; then grep -e "Non-2xx" -e "Socket errors" "$work/wrk.txt" >&2; fi
+  awk '/Requests\/sec/ {print $2}' "$work/wrk.txt"
+}
+heyr() {
+  GOMAXPROCS=1 taskset -c 1 hey -z "${secs}s" -c "$2" -m POST -D "$3" -T application/json "$1" > "$work/hey.txt"
+  if ! grep -q "\[200\]" "$work/hey.txt" || grep -A3 "Error distribution" "$work/hey.txt" | grep -q "\]"; then sed -n '/Status code/,$p' "$work/hey.txt" >&2; fi
+  awk '/Requests\/sec/ {print $2}' "$work/hey.txt"
+}
+
+results="$work/results.tsv"
+tools=(ib wrkr heyr)
+for target in sink nginx; do
+  if [ "$target" = sink ]; then url="http://127.0.0.1:$sink_port/ingest"; else url="http://127.0.0.1:$ngx_port/ingest"; fi
+  for body in 600 300k; do
+    for c in 4 64; do
+      for r in $(seq "$rounds"); do
+        for k in 0 1 2; do
+          t=${tools[$(( (k + r - 1) % 3 ))]}
+          rps=$($t "$url" "$c" "$work/$body.json")
+          printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$body" "$c" "$r" "$t" "$rps" | tee -a "$results" >&2
+        done
+      done
+    done
+  done
+done
+
+echo
+python3 - "$results" <<'PY'
+import sys, statistics as st, collections
+rows = collections.defaultdict(dict)
+for line in open(sys.argv[1]):
+    target, body, c, r, tool, rps = line.split("\t")
+    rows[(target, body, int(c))].setdefault(tool, {})[int(r)] = float(rps)
+print("| target | body | conns | ingestbench req/s | wrk req/s | hey req/s | ib ÷ wrk (per round) | ib ÷ hey (per round) |")
+print("|---|---|---:|---:|---:|---:|---|---|")
+for (target, body, c), t in rows.items():
+    ib, wrk, hey = t["ib"], t["wrkr"], t["heyr"]
+    rw = [ib[r] / wrk[r] for r in ib]; rh = [ib[r] / hey[r] for r in ib]
+    fmt = lambda v: " / ".join(f"{x:.2f}" for x in v)
+    print(f"| {target} | {body} B | {c} | {st.median(ib.values()):,.0f} | {st.median(wrk.values()):,.0f} | {st.median(hey.values()):,.0f} "
+          f"| **{st.median(rw):.2f}** ({fmt(rw)}) | **{st.median(rh):.2f}** ({fmt(rh)}) |")
+cap = st.median(rows[("sink", "600", 64)]["ib"].values())
+open(sys.argv[1] + ".cap", "w").write(f"{cap}")
+PY
+
+# Open loop: -q at 90 % of the sink's measured capacity (ingestbench's median, 600 B, 64 connections).
+cap=$(cat "$results.cap")
+rate=$(python3 -c "print(round($cap * 0.9))")
+taskset -c 1 "$bin" http "http://127.0.0.1:$sink_port/ingest" -c 64 -z "${rate_secs}s" -q "$rate" -m POST -D "$work/600.json" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/q.json"
+python3 - "$work/q.json" "$rate" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); s = r["summary"]
+dev = (s["achieved_eps"] - s["target_eps"]) / s["target_eps"] * 100
+print(f"\n-q {sys.argv[2]} for {s['window_s']} s: target_eps {s['target_eps']:,.1f}, achieved_eps {s['achieved_eps']:,.1f} ({dev:+.3f} %), "
+      f"sent {s['batches_sent']:,}, failed {s['batches_failed']}, shortfall {s['shortfall_events']} ({s['shortfall_by']}), "
+      f"latency p50/p99 {r['latency_ms'].get('p50')}/{r['latency_ms'].get('p99')} ms")
+PY
