@@ -29,6 +29,69 @@ pub fn bind(addr: SocketAddr, send_timeout: Duration) -> io::Result<TcpListener>
     Ok(listener)
 }
 
+/// Why a page may not listen where asked, by the token rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenRule {
+    /// Not a loopback address, and remote access was not allowed.
+    NotLoopback,
+    /// Reachable from other machines, and no token was given.
+    NoToken,
+    /// The token cannot be sent in an `Authorization` header.
+    BadToken,
+}
+
+/// The token as bytes, after the rules on where a token is needed and what it may hold: a
+/// page listens on loopback unless remote access is allowed, and then only with a token.
+pub fn listen_token(
+    listen: SocketAddr,
+    allow_remote: bool,
+    token: Option<&str>,
+) -> Result<Option<Vec<u8>>, TokenRule> {
+    let remote = !listen.ip().is_loopback();
+    if remote && !allow_remote {
+        return Err(TokenRule::NotLoopback);
+    }
+    match token {
+        None if remote => Err(TokenRule::NoToken),
+        None => Ok(None),
+        Some(t) if token_is_usable(t) => Ok(Some(t.as_bytes().to_vec())),
+        Some(_) => Err(TokenRule::BadToken),
+    }
+}
+
+/// A page's address for a person (127.0.0.1 when bound to every interface).
+pub fn page_url(addr: SocketAddr) -> String {
+    let shown = if addr.ip().is_unspecified() {
+        SocketAddr::from(([127, 0, 0, 1], addr.port()))
+    } else {
+        addr
+    };
+    format!("http://{shown}/")
+}
+
+/// Stops a page's serving threads: sets `stop`, unblocks each, and joins those that end
+/// within `wait` (a thread stuck writing to a client is left to its send timeout).
+pub fn stop_serving(
+    server: &tiny_http::Server,
+    stop: &std::sync::atomic::AtomicBool,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    wait: Duration,
+) {
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    for _ in 0..threads.len() {
+        server.unblock();
+    }
+    let deadline = std::time::Instant::now() + wait;
+    for t in threads {
+        while !t.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if t.is_finished() {
+            let _ = t.join();
+        }
+    }
+}
+
 /// One of a limited number of places for a request answered on a thread of its own (one
 /// that reads a body, which a client can stall); given back when dropped.
 pub struct Slot(std::sync::Arc<std::sync::atomic::AtomicUsize>);

@@ -22,12 +22,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
 use tiny_http::{Request, Server};
 
-use super::guard::{self, Head, Policy, Refusal, Reply, Verb, page_csp, send, token_is_usable};
+use super::guard::{self, Head, Policy, Refusal, Reply, Verb, page_csp, send};
 
 use crate::engine::schedule::{Control, ControlError, Rate};
 use crate::stats::snapshot::SnapshotCell;
@@ -193,12 +193,7 @@ impl StatusServer {
     /// The page's address, e.g. `http://127.0.0.1:8080/` (127.0.0.1 when bound to every
     /// interface).
     pub fn url(&self) -> String {
-        let shown = if self.addr.ip().is_unspecified() {
-            SocketAddr::from(([127, 0, 0, 1], self.addr.port()))
-        } else {
-            self.addr
-        };
-        format!("http://{shown}/")
+        guard::page_url(self.addr)
     }
 
     /// Stops serving: unblocks the serving thread and joins it (waiting at most a couple of
@@ -208,17 +203,8 @@ impl StatusServer {
     }
 
     fn stop_serving(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            let deadline = Instant::now() + SHUTDOWN_WAIT;
-            while !t.is_finished() && Instant::now() < deadline {
-                thread::sleep(Duration::from_millis(10));
-            }
-            if t.is_finished() {
-                let _ = t.join();
-            }
-        }
+        let threads = self.thread.take().into_iter().collect();
+        guard::stop_serving(&self.server, &self.stop, threads, SHUTDOWN_WAIT);
     }
 }
 
@@ -231,16 +217,11 @@ impl Drop for StatusServer {
 /// The token as bytes, after the rules on where a token is needed and what it may hold.
 fn checked_token(opts: &StatusOptions) -> Result<Option<Vec<u8>>, StatusError> {
     let addr = opts.listen;
-    let remote = !addr.ip().is_loopback();
-    if remote && !opts.allow_remote {
-        return Err(StatusError::NotLoopback { addr });
-    }
-    match &opts.token {
-        None if remote => Err(StatusError::NoToken { addr }),
-        None => Ok(None),
-        Some(t) if token_is_usable(t) => Ok(Some(t.as_bytes().to_vec())),
-        Some(_) => Err(StatusError::BadToken { addr }),
-    }
+    guard::listen_token(addr, opts.allow_remote, opts.token.as_deref()).map_err(|r| match r {
+        guard::TokenRule::NotLoopback => StatusError::NotLoopback { addr },
+        guard::TokenRule::NoToken => StatusError::NoToken { addr },
+        guard::TokenRule::BadToken => StatusError::BadToken { addr },
+    })
 }
 
 /// What the serving threads share.

@@ -27,14 +27,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use tiny_http::{Request, Server};
 
 use super::files::{Dir, FileError};
-use super::guard::{self, Body, Head, Policy, Refusal, Reply, token_is_usable};
+use super::guard::{self, Body, Head, Policy, Refusal, Reply, TokenRule};
 use crate::config::secrets::Store;
 use crate::pack::Catalog;
 use route::{Asset, Kind, NoRoute, Route};
@@ -230,12 +230,7 @@ impl PanelServer {
 
     /// The page's address (127.0.0.1 when bound to every interface).
     pub fn url(&self) -> String {
-        let shown = if self.addr.ip().is_unspecified() {
-            SocketAddr::from(([127, 0, 0, 1], self.addr.port()))
-        } else {
-            self.addr
-        };
-        format!("http://{shown}/")
+        guard::page_url(self.addr)
     }
 
     /// Stops a run in progress and waits (bounded) for its report, then stops serving.
@@ -245,19 +240,8 @@ impl PanelServer {
     }
 
     fn stop_serving(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        for _ in 0..self.threads.len() {
-            self.server.unblock();
-        }
-        let deadline = Instant::now() + Duration::from_secs(2);
-        for t in self.threads.drain(..) {
-            while !t.is_finished() && Instant::now() < deadline {
-                thread::sleep(Duration::from_millis(10));
-            }
-            if t.is_finished() {
-                let _ = t.join();
-            }
-        }
+        let threads = std::mem::take(&mut self.threads);
+        guard::stop_serving(&self.server, &self.stop, threads, Duration::from_secs(2));
     }
 }
 
@@ -268,16 +252,12 @@ impl Drop for PanelServer {
 }
 
 fn checked_token(opts: &PanelOptions) -> Result<Option<Vec<u8>>, PanelError> {
-    let remote = !opts.listen.ip().is_loopback();
-    if remote && !opts.allow_remote {
-        return Err(PanelError::NotLoopback(opts.listen));
-    }
-    match &opts.token {
-        None if remote => Err(PanelError::NoToken(opts.listen)),
-        None => Ok(None),
-        Some(t) if token_is_usable(t) => Ok(Some(t.as_bytes().to_vec())),
-        Some(_) => Err(PanelError::BadToken),
-    }
+    let addr = opts.listen;
+    guard::listen_token(addr, opts.allow_remote, opts.token.as_deref()).map_err(|r| match r {
+        TokenRule::NotLoopback => PanelError::NotLoopback(addr),
+        TokenRule::NoToken => PanelError::NoToken(addr),
+        TokenRule::BadToken => PanelError::BadToken,
+    })
 }
 
 fn open_dir(
