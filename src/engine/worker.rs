@@ -546,7 +546,16 @@ impl Worker {
             || p.schedule.stop_requested()
             || self.scheduled >= self.limit
             // A worker that fell behind stops at the deadline; the report shows the shortfall.
-            || self.ends_at.is_some_and(|e| now >= e + FINAL_FLUSH)
+            // A closed loop has no schedule to catch up on: it stops at the deadline itself.
+            || self.ends_at.is_some_and(|e| now >= e + self.final_flush())
+    }
+
+    fn final_flush(&self) -> Duration {
+        if self.closed {
+            Duration::ZERO
+        } else {
+            FINAL_FLUSH
+        }
     }
 
     /// The instant the next batch is due: when its last event is due, or `LINGER` after its
