@@ -6,7 +6,9 @@
 # client thread each (ingestbench --threads 1, wrk -t1, hey with GOMAXPROCS=1). Each
 # measurement lasts SECONDS; ROUNDS rounds, the tools' order rotated per round; medians and
 # the median of the per-round ratios are printed. Then `-q` at 90 % of the sink's measured
-# capacity for RATE_SECONDS: achieved vs target from `-o json`.
+# capacity for RATE_SECONDS: achieved vs target from `-o json`. Beside requests/s, each client's
+# CPU time (user + system, from getrusage of the child) per request: when the one-core target
+# is what bounds requests/s, this is where the clients differ.
 #   perf/http-vs-wrk-hey.sh [SECONDS] [ROUNDS] [RATE_SECONDS]     (defaults: 10 3 30)
 # Needs wrk, hey and nginx (Debian: apt-get install wrk hey nginx-light).
 set -euo pipefail
@@ -85,8 +87,15 @@ print(f"nginx check: {ok} requests of 300,000 B answered 200 on {conns} connecti
 assert ok == 20 and conns == 1, "nginx did not consume the bodies on keep-alive"
 PY
 
+# Runs a client and writes the CPU seconds (user + system) it used to $work/cpu.
+cpu() {
+  python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[2:], check=True)
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+open(sys.argv[1], "w").write(str(r.ru_utime + r.ru_stime))' "$work/cpu" "$@"
+}
 ib() { # url conns body -> requests/s
-  taskset -c 1 "$bin" http "$1" -c "$2" -z "${secs}s" -m POST -D "$3" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/ib.json"
+  cpu taskset -c 1 "$bin" http "$1" -c "$2" -z "${secs}s" -m POST -D "$3" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/ib.json"
   python3 -c "import json,sys; r=json.load(open('$work/ib.json')); s=r['summary']; assert s['batches_failed']==0 and s['connection_resets']==0, s; print(r['http']['requests_per_s'])"
 }
 wrkr() {
@@ -95,12 +104,12 @@ wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 local f = io.open("$3", "rb"); wrk.body = f:read("*a"); f:close()
 LUA
-  taskset -c 1 wrk -t1 -c"$2" -d"${secs}s" -s "$work/post.lua" "$1" > "$work/wrk.txt"
+  cpu taskset -c 1 wrk -t1 -c"$2" -d"${secs}s" -s "$work/post.lua" "$1" > "$work/wrk.txt"
   if grep -q -e "Non-2xx" -e "Socket errors" "$work/wrk.txt"; then grep -e "Non-2xx" -e "Socket errors" "$work/wrk.txt" >&2; fi
   awk '/Requests\/sec/ {print $2}' "$work/wrk.txt"
 }
 heyr() {
-  GOMAXPROCS=1 taskset -c 1 hey -z "${secs}s" -c "$2" -m POST -D "$3" -T application/json "$1" > "$work/hey.txt"
+  GOMAXPROCS=1 cpu taskset -c 1 hey -z "${secs}s" -c "$2" -m POST -D "$3" -T application/json "$1" > "$work/hey.txt"
   if ! grep -q "\[200\]" "$work/hey.txt" || grep -A3 "Error distribution" "$work/hey.txt" | grep -q "\]"; then sed -n '/Status code/,$p' "$work/hey.txt" >&2; fi
   awk '/Requests\/sec/ {print $2}' "$work/hey.txt"
 }
@@ -115,7 +124,8 @@ for target in sink nginx; do
         for k in 0 1 2; do
           t=${tools[$(( (k + r - 1) % 3 ))]}
           rps=$($t "$url" "$c" "$work/$body.json")
-          printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$body" "$c" "$r" "$t" "$rps" | tee -a "$results" >&2
+          us=$(python3 -c "print($(cat "$work/cpu") / ($rps * $secs) * 1e6)")
+          printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$target" "$body" "$c" "$r" "$t" "$rps" "$us" | tee -a "$results" >&2
         done
       done
     done
@@ -126,9 +136,11 @@ echo
 python3 - "$results" <<'PY'
 import sys, statistics as st, collections
 rows = collections.defaultdict(dict)
+cpu = collections.defaultdict(dict)
 for line in open(sys.argv[1]):
-    target, body, c, r, tool, rps = line.split("\t")
+    target, body, c, r, tool, rps, us = line.split("\t")
     rows[(target, body, int(c))].setdefault(tool, {})[int(r)] = float(rps)
+    cpu[(target, body, int(c))].setdefault(tool, []).append(float(us))
 print("| target | body | conns | ingestbench req/s | wrk req/s | hey req/s | ib ÷ wrk (per round) | ib ÷ hey (per round) |")
 print("|---|---|---:|---:|---:|---:|---|---|")
 for (target, body, c), t in rows.items():
@@ -137,6 +149,14 @@ for (target, body, c), t in rows.items():
     fmt = lambda v: " / ".join(f"{x:.2f}" for x in v)
     print(f"| {target} | {body} B | {c} | {st.median(ib.values()):,.0f} | {st.median(wrk.values()):,.0f} | {st.median(hey.values()):,.0f} "
           f"| **{st.median(rw):.2f}** ({fmt(rw)}) | **{st.median(rh):.2f}** ({fmt(rh)}) |")
+print()
+print("Client CPU per request (user + system, µs, median of the rounds):")
+print()
+print("| target | body | conns | ingestbench | wrk | hey | wrk ÷ ib | hey ÷ ib |")
+print("|---|---|---:|---:|---:|---:|---:|---:|")
+for (target, body, c), t in cpu.items():
+    ib, wrk, hey = (st.median(t[k]) for k in ("ib", "wrkr", "heyr"))
+    print(f"| {target} | {body} B | {c} | {ib:.1f} | {wrk:.1f} | {hey:.1f} | **{wrk / ib:.2f}** | **{hey / ib:.2f}** |")
 cap = st.median(rows[("sink", "600", 64)]["ib"].values())
 open(sys.argv[1] + ".cap", "w").write(f"{cap}")
 PY
@@ -151,5 +171,5 @@ r = json.load(open(sys.argv[1])); s = r["summary"]
 dev = (s["achieved_eps"] - s["target_eps"]) / s["target_eps"] * 100
 print(f"\n-q {sys.argv[2]} for {s['window_s']} s: target_eps {s['target_eps']:,.1f}, achieved_eps {s['achieved_eps']:,.1f} ({dev:+.3f} %), "
       f"sent {s['batches_sent']:,}, failed {s['batches_failed']}, shortfall {s['shortfall_events']} ({s['shortfall_by']}), "
-      f"latency p50/p99 {r['latency_ms'].get('p50')}/{r['latency_ms'].get('p99')} ms")
+      f"intended latency p50/p99 {r['latency_ms']['intended'].get('p50')}/{r['latency_ms']['intended'].get('p99')} ms")
 PY

@@ -22,23 +22,28 @@ static A: counting_alloc::OnThreads = counting_alloc::OnThreads("ingestbench-w")
 
 #[test]
 fn workers_do_not_allocate_in_steady_state() {
-    // HTTP (lphc) and syslog over UDP (by size, GSO) into the built-in sink, one after the
-    // other (the counter is global).
+    // HTTP (lphc), a mix of sources in mixed batches, and syslog over UDP (by size, GSO) into
+    // the built-in sink, one after the other (the counter is global).
     for (what, target, source) in [
         (
             "lphc",
             "url: builtin\n  batch: { max_events: 200 }",
-            "windows.security",
+            "{ id: windows.security }",
+        ),
+        (
+            "mix",
+            "url: builtin\n  batch: { max_events: 200, mix: true }",
+            "[{ id: windows.security, share: 0.6 }, { id: identity.okta, share: 0.4 }]",
         ),
         (
             "syslog udp",
             "adapter: syslog\n  url: builtin\n  syslog: { transport: udp }\n  batch: { max_events: 200 }",
-            "linux.syslog",
+            "{ id: linux.syslog }",
         ),
     ] {
         let during = steady_state_allocations(
             &format!(
-                "schema_version: \"1.0\"\nseed: 3\ntarget:\n  {target}\nsource: {{ id: {source} }}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 6s }} }}\n{SLO}"
+                "schema_version: \"1.0\"\nseed: 3\ntarget:\n  {target}\nsource: {source}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 6s }} }}\n{SLO}"
             ),
             &[],
             |_| {},

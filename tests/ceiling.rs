@@ -11,55 +11,21 @@ mod support;
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use support::{all, bin};
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-/// `tests/support/capacity_sink.py`, stopped by its PID when dropped.
-struct CapacitySink {
-    child: Child,
-    port: u16,
-}
-
-impl CapacitySink {
-    fn start(dir: &Path, capacity_eps: u32, mode: &str) -> CapacitySink {
-        let port_file = dir.join(format!("port-{mode}"));
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/capacity_sink.py");
-        let child = Command::new("python3")
-            .arg(script)
-            .arg(&port_file)
-            .arg(capacity_eps.to_string())
-            .arg(mode)
-            .arg("240")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3 runs the capacity sink");
-        // Held from here on, so a panic below still stops it (Drop).
-        let mut sink = CapacitySink { child, port: 0 };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while sink.port == 0 {
-            assert!(Instant::now() < deadline, "capacity sink did not start");
-            std::thread::sleep(Duration::from_millis(50));
-            sink.port = std::fs::read_to_string(&port_file)
-                .ok()
-                .and_then(|p| p.trim().parse().ok())
-                .unwrap_or(0);
-        }
-        sink
-    }
-}
-
-impl Drop for CapacitySink {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `tests/support/capacity_sink.py` answering at most `capacity_eps` events/s by `mode`,
+/// stopped by its PID when dropped.
+fn capacity_sink(capacity_eps: u32, mode: &str) -> support::PyServer {
+    support::PyServer::start(
+        "capacity_sink.py",
+        &[&capacity_eps.to_string(), mode, "240"],
+    )
 }
 
 fn search_config(url: &str, extra_target: &str, source: &str, workers: u32, start: u32) -> String {
@@ -116,7 +82,7 @@ fn within(found: f64, x: f64) -> bool {
 fn a_collector_that_refuses_beyond_its_capacity() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let sink = CapacitySink::start(dir.path(), 3000, "refuse");
+    let sink = capacity_sink(3000, "refuse");
     let csv = dir.path().join("steps.csv");
     let yaml = format!(
         "{}observability:\n  csv: {}\n",
@@ -183,7 +149,7 @@ fn a_collector_that_refuses_beyond_its_capacity() {
 fn a_collector_that_slows_down_beyond_its_capacity() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let sink = CapacitySink::start(dir.path(), 3000, "slow");
+    let sink = capacity_sink(3000, "slow");
     let yaml = search_config(
         &format!("http://127.0.0.1:{}/ingest", sink.port),
         "  batch: { max_events: 100 }",

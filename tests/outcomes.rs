@@ -323,42 +323,18 @@ fn a_syslog_receiver_killed_mid_run_fails_the_run() {
 
 /// `support/hec_checker.py`: a strict HEC collector started in a mode; stopped by its PID.
 struct HecChecker {
-    child: std::process::Child,
+    server: support::PyServer,
     port: u16,
-    _dir: tempfile::TempDir,
 }
 
 const HEC_TOKEN: &str = "0f6e2b3c-hec-test-token";
 
 impl HecChecker {
     fn start(mode: &str) -> HecChecker {
-        let dir = tempfile::tempdir().unwrap();
-        let port_file = dir.path().join("port");
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/hec_checker.py");
-        let mut child = std::process::Command::new("python3")
-            .arg(script)
-            .arg(&port_file)
-            .arg(mode)
-            .arg(HEC_TOKEN)
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("python3 runs");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let port = loop {
-            if let Ok(p) = std::fs::read_to_string(&port_file) {
-                break p.trim().parse().unwrap();
-            }
-            if Instant::now() > deadline || child.try_wait().unwrap().is_some() {
-                support::stop_child(&mut child);
-                panic!("the HEC checker did not start");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let server = support::PyServer::start("hec_checker.py", &[mode, HEC_TOKEN]);
         HecChecker {
-            child,
-            port,
-            _dir: dir,
+            port: server.port,
+            server,
         }
     }
 
@@ -384,21 +360,7 @@ impl HecChecker {
     }
 
     fn violations(&self) -> Vec<String> {
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        use std::io::Write;
-        s.write_all(b"GET /violations HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-            .unwrap();
-        let mut text = String::new();
-        let _ = s.read_to_string(&mut text);
-        let body = text.split("\r\n\r\n").nth(1).unwrap_or("[]");
-        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"))
-    }
-}
-
-impl Drop for HecChecker {
-    fn drop(&mut self) {
-        support::stop_child(&mut self.child);
+        serde_json::from_value(self.server.get_json("/violations")).unwrap()
     }
 }
 

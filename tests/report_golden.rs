@@ -177,6 +177,7 @@ fn run_result() -> RunResult {
         ],
         scenario: None,
         phases: None,
+        sources: None,
     }
 }
 

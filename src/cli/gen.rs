@@ -123,10 +123,19 @@ pub fn run(a: Args) -> Exit {
             }
         }
     };
+    let packs = plan.as_ref().map_or(&[][..], |p| p.packs.as_slice());
+    if a.source.is_none() && packs.len() > 1 {
+        let ids: Vec<&str> = packs.iter().map(|(id, _)| id.as_str()).collect();
+        return fail(&format!(
+            "the config mixes {} sources: name one with --source ID ({})",
+            ids.len(),
+            ids.join(", ")
+        ));
+    }
     let Some(source) = a
         .source
         .clone()
-        .or_else(|| plan.as_ref().map(|p| p.id.clone()))
+        .or_else(|| packs.first().map(|p| p.0.clone()))
     else {
         return fail("give --source ID or --config FILE (see `ingestbench sources list`)");
     };
@@ -136,9 +145,11 @@ pub fn run(a: Args) -> Exit {
         .unwrap_or_else(random_seed);
     let sizes = plan.as_ref().map_or_else(Sizes::default, |p| p.sizes);
     let accounting = a.tags;
-    let req = plan
-        .as_ref()
-        .map_or(semver::VersionReq::STAR, |p| p.version.clone());
+    // The config's version requirement for this pack, if it names it.
+    let req = packs
+        .iter()
+        .find(|(id, _)| *id == source)
+        .map_or(semver::VersionReq::STAR, |(_, v)| v.clone());
     let entities = Entities::generate(seed, &sizes);
     let pack = match pack::load_compiled(&catalog, &source, &req, &entities, accounting) {
         Ok(p) => p,

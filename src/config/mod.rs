@@ -79,7 +79,7 @@ mod tests {
         assert_eq!(c.target.batch.max_events, schema::DEFAULT_BATCH_EVENTS);
         assert_eq!(c.target.compression, schema::Compression::None);
         assert_eq!(c.mode, schema::Mode::Realtime);
-        assert_eq!(c.source.as_ref().unwrap().version, "*");
+        assert_eq!(c.source().unwrap().version, "*");
         assert!(l.diags.items.is_empty());
     }
 

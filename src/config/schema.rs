@@ -145,8 +145,10 @@ pub struct Config {
     pub seed: Option<u64>,
     pub mode: Mode,
     pub target: Target,
-    /// The source pack; absent only for `adapter: http` sending a fixed body (or none).
-    pub source: Option<Source>,
+    /// The source packs: one, or a mix (`source:` as a list); empty only for `adapter: http`
+    /// sending a fixed body (or none).
+    #[serde(rename = "source", serialize_with = "one_or_list")]
+    pub sources: Vec<Source>,
     pub workload: Workload,
     pub observability: Observability,
     pub slo: Slo,
@@ -161,19 +163,48 @@ impl Config {
     /// Whether the events carry accounting tags (a run without a source pack sends no events
     /// to tag).
     pub fn tagged(&self) -> bool {
-        self.source.as_ref().is_some_and(|s| s.accounting)
+        self.source().is_some_and(|s| s.accounting)
+    }
+
+    /// The source (the first of a mix, which carries the mix's timestamps and accounting).
+    pub fn source(&self) -> Option<&Source> {
+        self.sources.first()
+    }
+
+    /// Whether `source:` is a mix of several packs.
+    pub fn is_mix(&self) -> bool {
+        self.sources.len() > 1
     }
 
     /// What the run sends, for a person: the source pack and its version requirement, or
     /// what a plain HTTP load sends instead.
     pub fn source_label(&self) -> String {
-        match &self.source {
-            Some(s) => format!("{} {}", s.id, s.version),
-            None => match self.target.http.as_ref() {
+        match self.sources.as_slice() {
+            [s] => format!("{} {}", s.id, s.version),
+            [] => match self.target.http.as_ref() {
                 Some(h) if h.body.is_some() || h.body_file.is_some() => "a fixed body".into(),
                 _ => "no body".into(),
             },
+            mix => mix
+                .iter()
+                .map(|s| format!("{} {}", s.id, s.version))
+                .collect::<Vec<_>>()
+                .join(" + "),
         }
+    }
+
+    /// Each source's part of the events, in `sources` order: its `share`, or its `eps` over
+    /// the sum of them, or 1 for a single source (validation has checked they add up).
+    pub fn shares(&self) -> Vec<f64> {
+        let eps: f64 = self.sources.iter().filter_map(|s| s.eps).sum();
+        self.sources
+            .iter()
+            .map(|s| match (s.share, s.eps) {
+                (Some(v), _) => v,
+                (None, Some(e)) if eps > 0.0 => e / eps,
+                _ => 1.0 / self.sources.len() as f64,
+            })
+            .collect()
     }
 }
 
@@ -269,6 +300,9 @@ pub struct Batch {
     pub max_events: u64,
     #[serde(serialize_with = "as_text")]
     pub max_bytes: Size,
+    /// With a mix of sources over HTTP: a batch may carry events of several sources (in
+    /// their shares); by default each batch is of one source.
+    pub mix: bool,
 }
 
 #[derive(Clone, Debug, Default, Serialize)]
@@ -355,6 +389,12 @@ impl FromYaml for Facility {
 #[derive(Clone, Debug, Serialize)]
 pub struct Source {
     pub id: String,
+    /// In a mix: this source's part of the events (a fraction; the shares add up to 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// In a mix: this source's events per second (its share is its eps over their sum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eps: Option<f64>,
     pub version: String,
     /// Pool sizes by entity kind, in file order.
     pub entities: Vec<(String, u64)>,
@@ -612,6 +652,15 @@ pub struct Slo {
     pub max_recovery: Option<Dur>,
 }
 
+/// One source as a mapping (the form most configs have), a mix as a list.
+fn one_or_list<S: serde::Serializer>(v: &[Source], s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        [one] => one.serialize(s),
+        [] => s.serialize_none(),
+        many => many.serialize(s),
+    }
+}
+
 fn as_text<T: std::fmt::Display, S: serde::Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
     s.collect_str(v)
 }
@@ -650,10 +699,11 @@ pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
         }
     };
     let http = target.as_ref().is_some_and(|t| t.adapter == Adapter::Http);
-    let source = match o.node("source") {
-        Some(n) => read_source(r, n).map(Some),
+    let sources = match o.node("source") {
+        Some(YamlNode::Sequence(items)) => read_mix(r, items),
+        Some(n) => read_source(r, n, "source").map(|s| vec![s]),
         // A plain HTTP load sends its fixed body (or none) and needs no pack.
-        None if http => Some(None),
+        None if http => Some(Vec::new()),
         None => {
             r.error(
                 "source",
@@ -682,13 +732,20 @@ pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
         .unwrap_or_default();
     let verify = o.sub(r, "verify", read_verify);
     o.finish(r);
+    let mut workload = workload;
+    if let (Some(w), Some(s)) = (workload.as_mut(), sources.as_ref()) {
+        // A mix given by eps per source: a steady run's rate is their sum.
+        if s.len() > 1 && s.iter().all(|s| s.eps.is_some()) && w.eps.is_none() {
+            w.eps = Some(s.iter().filter_map(|s| s.eps).sum());
+        }
+    }
     Some(Config {
         schema_version: schema_version?,
         name,
         seed,
         mode,
         target: target?,
-        source: source?,
+        sources: sources?,
         workload: workload?,
         observability,
         slo,
@@ -797,6 +854,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
             let batch = Batch {
                 max_events: b.get(r, "max_events").unwrap_or(DEFAULT_BATCH_EVENTS),
                 max_bytes: b.get(r, "max_bytes").unwrap_or(Size(DEFAULT_BATCH_BYTES)),
+                mix: b.get(r, "mix").unwrap_or(false),
             };
             b.finish(r);
             batch
@@ -809,6 +867,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
                 DEFAULT_BATCH_EVENTS
             },
             max_bytes: Size(DEFAULT_BATCH_BYTES),
+            mix: false,
         });
     let compression = o.get(r, "compression").unwrap_or(Compression::None);
     let limits = o
@@ -898,9 +957,28 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
     })
 }
 
-fn read_source(r: &mut Reader, node: &YamlNode) -> Option<Source> {
-    let mut o = r.obj(node, "source")?;
+/// `source:` as a list: a mix of packs, each `source[i]` read as a single source is.
+fn read_mix(r: &mut Reader, items: &[YamlNode]) -> Option<Vec<Source>> {
+    if items.is_empty() {
+        r.error("source", "an empty list: name at least one source pack");
+        return None;
+    }
+    let mut out = Vec::with_capacity(items.len());
+    let mut ok = true;
+    for (i, item) in items.iter().enumerate() {
+        match read_source(r, item, &format!("source[{i}]")) {
+            Some(s) => out.push(s),
+            None => ok = false,
+        }
+    }
+    ok.then_some(out)
+}
+
+fn read_source(r: &mut Reader, node: &YamlNode, path: &str) -> Option<Source> {
+    let mut o = r.obj(node, path)?;
     let id = o.req(r, "id");
+    let share = o.get(r, "share");
+    let eps = o.get(r, "eps");
     let version = o.get(r, "version").unwrap_or_else(|| "*".to_string());
     let entities: Pairs<u64> = o.get(r, "entities").unwrap_or_default();
     let timestamps = o
@@ -926,6 +1004,8 @@ fn read_source(r: &mut Reader, node: &YamlNode) -> Option<Source> {
     o.finish(r);
     Some(Source {
         id: id?,
+        share,
+        eps,
         version,
         entities: entities.0,
         timestamps,

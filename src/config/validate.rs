@@ -43,18 +43,25 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
             "closed (no rate: each connection sends when answered) is for adapter http; an event run keeps a schedule (find the most it takes with find_ceiling)",
         );
     }
-    if let Some(s) = &c.source {
-        source(s, c.mode, r, packs);
-        if c.target
+    for (i, s) in c.sources.iter().enumerate() {
+        let at = if c.is_mix() {
+            format!("source[{i}]")
+        } else {
+            "source".to_string()
+        };
+        source(s, &at, c.mode, r, packs);
+    }
+    mix(c, r);
+    if !c.sources.is_empty()
+        && c.target
             .http
             .as_ref()
             .is_some_and(|h| h.body.is_some() || h.body_file.is_some())
-        {
-            r.error(
-                "source",
-                "each request carries one event of the source, or the fixed body of target.http: not both",
-            );
-        }
+    {
+        r.error(
+            "source",
+            "each request carries one event of the source, or the fixed body of target.http: not both",
+        );
     }
     workload(&c.workload, r);
     observability(&c.observability, r);
@@ -696,7 +703,7 @@ fn tls_rules(tls: &Tls, t: &Target, r: &mut Reader) {
     }
 }
 
-fn source(s: &Source, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>) {
+fn source(s: &Source, at: &str, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>) {
     if s.id.is_empty()
         || !s
             .id
@@ -704,7 +711,7 @@ fn source(s: &Source, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>)
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))
     {
         r.error(
-            "source.id",
+            &format!("{at}.id"),
             format!(
                 "{:?} is not a source id (lower-case, dotted, e.g. aws.cloudtrail)",
                 s.id
@@ -714,7 +721,7 @@ fn source(s: &Source, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>)
     let req = semver::VersionReq::parse(&s.version);
     if let Err(e) = &req {
         r.error(
-            "source.version",
+            &format!("{at}.version"),
             format!(
                 "{:?} is not a version requirement such as \">=1.0\": {e}",
                 s.version
@@ -723,16 +730,16 @@ fn source(s: &Source, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>)
     }
     if let Some(packs) = packs {
         match (packs.version_of(&s.id), req) {
-            (Err(msg), _) => r.error("source.id", msg),
+            (Err(msg), _) => r.error(&format!("{at}.id"), msg),
             (Ok(v), Ok(req)) if !req.matches(&v) => r.error(
-                "source.version",
+                &format!("{at}.version"),
                 format!("pack {} is version {v}, which does not satisfy {req}", s.id),
             ),
             _ => {}
         }
     }
     for (kind, size) in &s.entities {
-        let path = format!("source.entities.{kind}");
+        let path = format!("{at}.entities.{kind}");
         if !ENTITY_KINDS.contains(&kind.as_str()) {
             let hint = crate::yaml::diag::did_you_mean(kind, ENTITY_KINDS)
                 .map(|g| format!("; did you mean {g:?}?"))
@@ -756,7 +763,7 @@ fn source(s: &Source, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>)
         && humantime::parse_rfc3339_weak(a).is_err()
     {
         r.error(
-            "source.timestamps.anchor",
+            &format!("{at}.timestamps.anchor"),
             format!("{a:?} is not an RFC 3339 time such as 2026-01-05T00:00:00Z"),
         );
     }
@@ -766,7 +773,7 @@ fn source(s: &Source, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>)
             // bytes, timestamps included.
             let anchor_ok = mode == Mode::Deterministic;
             for k in ["anchor", "span"] {
-                let p = format!("source.timestamps.{k}");
+                let p = format!("{at}.timestamps.{k}");
                 if r.present(&p) && !(k == "anchor" && anchor_ok) {
                     r.error(
                         &p,
@@ -777,20 +784,140 @@ fn source(s: &Source, mode: Mode, r: &mut Reader, packs: Option<&dyn PackIndex>)
         }
         TimestampMode::Backfill => match ts.span {
             None => r.error(
-                "source.timestamps.span",
+                &format!("{at}.timestamps.span"),
                 "mode backfill needs a span, e.g. span: 14d",
             ),
-            Some(s) if s.0.is_zero() => {
-                r.error("source.timestamps.span", "span must be greater than 0")
-            }
+            Some(s) if s.0.is_zero() => r.error(
+                &format!("{at}.timestamps.span"),
+                "span must be greater than 0",
+            ),
             _ => {}
         },
     }
     if ts.jitter.0 > std::time::Duration::from_secs(86_400) {
         r.error(
-            "source.timestamps.jitter",
+            &format!("{at}.timestamps.jitter"),
             "jitter above 1d is not plausible for event timestamps",
         );
+    }
+}
+
+/// Most packs one mix sends (the per-source counts of a batch are a fixed array).
+pub const MAX_MIX: usize = crate::stats::parts::MAX_PARTS;
+
+/// `source:` as a list: how the parts are given (all by `share`, adding up to 1, or all by
+/// `eps`, which then give a steady run its rate), one timeline and accounting for the mix
+/// (on its first source), no pack twice, `batch.mix` only where a batch can carry it.
+fn mix(c: &Config, r: &mut Reader) {
+    let one = !c.is_mix();
+    for (i, s) in c.sources.iter().enumerate() {
+        let at = if one {
+            "source".to_string()
+        } else {
+            format!("source[{i}]")
+        };
+        if one {
+            for (key, set) in [("share", s.share.is_some()), ("eps", s.eps.is_some())] {
+                if set {
+                    r.error(
+                        &format!("source.{key}"),
+                        "applies to a mix of sources (source: as a list); a single source sends every event",
+                    );
+                }
+            }
+            continue;
+        }
+        match (s.share, s.eps) {
+            (Some(_), Some(_)) => r.error(&at, "give its share or its eps, not both"),
+            (None, None) => r.error(
+                &at,
+                "a source in a mix needs its share (a fraction of the events) or its eps",
+            ),
+            (Some(v), None) if !(v > 0.0 && v <= 1.0) => r.error(
+                &format!("{at}.share"),
+                format!("must be more than 0 and at most 1, found {v}"),
+            ),
+            (None, Some(e)) => rate(r, &format!("{at}.eps"), e, MAX_EPS),
+            _ => {}
+        }
+        if i > 0 {
+            for key in ["timestamps", "accounting"] {
+                let p = format!("{at}.{key}");
+                if r.present(&p) {
+                    r.error(
+                        &p,
+                        format!(
+                            "a mix has one {key} setting for all its sources: set it on source[0]"
+                        ),
+                    );
+                }
+            }
+        }
+        if let Some(j) = c.sources[..i].iter().position(|o| o.id == s.id) {
+            r.error(
+                &format!("{at}.id"),
+                format!("{} is already source[{j}]: list each pack once", s.id),
+            );
+        }
+    }
+    if c.sources.len() > MAX_MIX {
+        r.error(
+            "source",
+            format!("{} sources: a mix takes at most {MAX_MIX}", c.sources.len()),
+        );
+    }
+    if !one {
+        let by_share = c.sources.iter().filter(|s| s.share.is_some()).count();
+        let by_eps = c.sources.iter().filter(|s| s.eps.is_some()).count();
+        if by_share > 0 && by_eps > 0 {
+            r.error(
+                "source",
+                "give every source its share, or every source its eps: not some of each",
+            );
+        } else if by_share == c.sources.len() {
+            let sum: f64 = c.sources.iter().filter_map(|s| s.share).sum();
+            if (sum - 1.0).abs() > 1e-6 {
+                r.error("source", format!("the shares add up to {sum}, not 1"));
+            }
+        } else if by_eps == c.sources.len() {
+            if c.workload.profile != Profile::Steady {
+                r.error(
+                    "source",
+                    format!(
+                        "eps per source sets a steady rate; this workload uses profile {}: give each source a share instead",
+                        c.workload.profile
+                    ),
+                );
+            } else if r.present("workload.eps") {
+                r.error(
+                    "workload.eps",
+                    "the sources' eps give the rate already: leave workload.eps out, or give each source a share",
+                );
+            }
+        }
+    }
+    if c.target.batch.mix {
+        if one {
+            r.error(
+                "target.batch.mix",
+                "mixes the sources of a mix in a batch: this config has one source",
+            );
+        } else if c.target.adapter == Adapter::Syslog {
+            r.error(
+                "target.batch.mix",
+                "syslog sends each message with its source's own envelope, interleaved message by message already: leave batch.mix out",
+            );
+        } else if c.target.adapter == Adapter::GenericHec
+            && c.target
+                .hec
+                .as_ref()
+                .is_some_and(|h| h.endpoint == HecEndpoint::Raw)
+        {
+            r.error(
+                "target.batch.mix",
+                "the HEC raw endpoint takes one sourcetype per request (in its URL): a batch stays of one source",
+            );
+        }
     }
 }
 
@@ -1101,7 +1228,7 @@ fn request_cap(c: &Config, packs: &dyn PackIndex, r: &mut Reader) {
     let Some(rps) = c.target.limits.max_requests_per_sec.filter(|v| *v > 0.0) else {
         return;
     };
-    let Some(src) = &c.source else { return };
+    let Some(src) = c.source() else { return };
     let Some(event) = packs.mean_event_bytes(&src.id).filter(|b| *b > 0.0) else {
         return;
     };

@@ -5,23 +5,14 @@
 //! header, its tactic and technique among HEC `fields`), and it is its own accounting
 //! agent, counted apart from the background's target.
 
-use std::sync::Arc;
-
-use crate::adapter::Framer;
-use crate::adapter::syslog::SyslogFramer;
+use crate::engine::mix::Framings;
 use crate::scenario::play::Player;
-
-/// The framing of each stage's batches, as the run's wire needs it.
-#[derive(Clone)]
-pub enum LaneWire {
-    Http(Vec<Arc<Framer>>),
-    Syslog(Vec<SyslogFramer>),
-}
 
 /// What the lane worker plays.
 pub struct Lane {
     pub player: Player,
-    pub wire: LaneWire,
+    /// The framing of each stage's batches.
+    pub wire: Framings,
     /// When each event is due, seconds of schedule time after the start.
     due: Vec<f64>,
     /// The stage of each event, in play order.
@@ -29,7 +20,7 @@ pub struct Lane {
 }
 
 impl Lane {
-    pub fn new(player: Player, wire: LaneWire) -> Lane {
+    pub fn new(player: Player, wire: Framings) -> Lane {
         let due = (0..player.len())
             .map(|n| player.due(n).as_secs_f64())
             .collect();

@@ -250,6 +250,7 @@ mod tests {
                     last: false,
                     account: None,
                     phases: None,
+                    parts: None,
                 },
                 |_| Some(100.0),
             );

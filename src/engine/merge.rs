@@ -46,6 +46,8 @@ pub struct Merger {
     pub agents: Vec<AgentAccount>,
     /// A plain HTTP load's request phases, from every worker's last interval.
     pub phases: Option<crate::stats::phases::Phases>,
+    /// A mix's figures by source, from every worker's last interval (the whole run).
+    pub sources: Option<crate::stats::parts::Parts>,
 }
 
 /// What hears of each second as it closes: `(t, intended, service)`.
@@ -70,6 +72,7 @@ impl Merger {
             log: None,
             agents: Vec::new(),
             phases: None,
+            sources: None,
         }
     }
 
@@ -99,6 +102,12 @@ impl Merger {
         }
         if let Some(ph) = &iv.phases {
             self.phases.get_or_insert_with(Default::default).add(ph);
+        }
+        if let Some(parts) = iv.parts {
+            match &mut self.sources {
+                Some(s) => s.add(&parts),
+                None => self.sources = Some(*parts),
+            }
         }
         self.totals.add(&iv.counters);
         let _ = self.latency.add(&iv.latency);
@@ -214,6 +223,7 @@ mod tests {
             last,
             account: None,
             phases: None,
+            parts: None,
         }
     }
 

@@ -9,6 +9,7 @@
 pub mod lane;
 pub mod live;
 pub mod merge;
+pub mod mix;
 pub mod pacer;
 pub mod schedule;
 pub mod worker;
@@ -30,8 +31,9 @@ use crate::stats::new_histogram;
 use crate::stats::result::LaneResult;
 pub use crate::stats::result::{AbortReason, RunResult, Second};
 use crate::stats::snapshot::{RunInfo, RunState, ScenarioNow, Snapshot};
-use lane::{Lane, LaneWire};
+use lane::Lane;
 use merge::Merger;
+use mix::{Framings, Mix, Picker};
 use schedule::{Schedule, ScheduleCell};
 use worker::{Timeouts, WirePlan};
 
@@ -85,8 +87,11 @@ pub struct EnginePlan {
     pub stop: Stop,
     pub batch_events: usize,
     pub batch_bytes: usize,
-    /// The source pack; `None` for a plain HTTP load sending a fixed body.
-    pub pack: Option<Arc<CompiledPack>>,
+    /// The source packs, one per source of a mix; none for a plain HTTP load sending a
+    /// fixed body.
+    pub packs: Vec<Arc<CompiledPack>>,
+    /// A mix of sources: each one's share, how many events share a pick, its framing.
+    pub mix: Option<MixPlan>,
     pub seed: u64,
     pub run_id: String,
     pub timeline: Timeline,
@@ -105,12 +110,38 @@ pub struct EnginePlan {
     pub scenario: Option<ScenarioPlan>,
 }
 
+/// A mix of sources: each one's part of the events (in `packs` order), how many events in a
+/// row are of one source (the batch size when a batch is of one source, else 1), and each
+/// source's framing.
+pub struct MixPlan {
+    pub shares: Vec<f64>,
+    pub run: u64,
+    pub wire: Framings,
+}
+
+impl EnginePlan {
+    /// A generator for each source pack.
+    fn generators(&self, jitter: bool) -> Vec<Generator> {
+        self.packs
+            .iter()
+            .map(|p| {
+                let g = Generator::new(p.program.clone(), self.seed, &self.run_id);
+                if jitter {
+                    g.with_jitter(self.jitter_ns)
+                } else {
+                    g
+                }
+            })
+            .collect()
+    }
+}
+
 /// What the scenario lane plays: the scenario, its time zero (ns since the epoch: its own
 /// anchor, else the run's start) and each stage's framing.
 pub struct ScenarioPlan {
     pub scenario: Arc<Scenario>,
     pub anchor: i64,
-    pub wire: LaneWire,
+    pub wire: Framings,
 }
 
 /// How often the coordinator publishes a snapshot.
@@ -256,9 +287,10 @@ fn spawn_workers(
             },
             batch_events: plan.batch_events,
             batch_bytes: plan.batch_bytes,
-            generator: plan.pack.as_ref().map(|p| {
-                Generator::new(p.program.clone(), plan.seed, &plan.run_id)
-                    .with_jitter(plan.jitter_ns)
+            generators: plan.generators(true),
+            mix: plan.mix.as_ref().map(|m| Mix {
+                picker: Picker::new(&m.shares, m.run),
+                wire: m.wire.clone(),
             }),
             timeline: plan.timeline.clone(),
             start,
@@ -353,10 +385,8 @@ fn spawn_lane(
         total: Some(events),
         batch_events: plan.batch_events,
         batch_bytes: plan.batch_bytes,
-        generator: plan
-            .pack
-            .as_ref()
-            .map(|p| Generator::new(p.program.clone(), plan.seed, &plan.run_id)),
+        generators: plan.generators(false),
+        mix: None,
         timeline: plan.timeline.clone(),
         start,
         start_wall_ns,
@@ -557,6 +587,7 @@ impl Coordinator<'_> {
             control: self.cell.marks(),
             agents: m.agents,
             phases: m.phases,
+            sources: m.sources,
             scenario,
         }
     }

@@ -22,7 +22,8 @@ use crate::adapter::hec_ack::AckTracker;
 use crate::adapter::syslog::SyslogFramer;
 use crate::adapter::{Embed, Framer, Outcome, json_escape_into};
 use crate::engine::Abort;
-use crate::engine::lane::{Lane, LaneWire};
+use crate::engine::lane::Lane;
+use crate::engine::mix::{Framings, Mix};
 use crate::engine::schedule::{Schedule, ScheduleCell};
 use crate::generate::timeline::Timeline;
 use crate::generate::{EventCtx, Generator, time};
@@ -30,6 +31,7 @@ use crate::net::conn::{Conn, ConnectError, Peer, ReadStatus, State};
 use crate::net::http::write_request_head;
 use crate::net::tls::TlsClient;
 use crate::net::udp::{SendCost, UdpLink};
+use crate::stats::parts::{PartCounts, Parts};
 use crate::stats::phases::{self, Phases};
 use crate::stats::result::AbortReason;
 use crate::stats::{AgentAccount, Counters, Interval, MAX_LATENCY_US, new_histogram};
@@ -85,8 +87,11 @@ pub struct WorkerPlan {
     pub total: Option<u64>,
     pub batch_events: usize,
     pub batch_bytes: usize,
-    /// The source pack's generator; `None` for a plain HTTP load with a fixed body.
-    pub generator: Option<Generator>,
+    /// The source packs' generators, one per source of a mix; none for a plain HTTP load
+    /// with a fixed body.
+    pub generators: Vec<Generator>,
+    /// A mix of sources: which source each event is, and each source's framing.
+    pub mix: Option<Mix>,
     pub timeline: Timeline,
     pub start: Instant,
     /// The wall clock at `start`, ns since the epoch, when tags carry their send time.
@@ -122,6 +127,8 @@ struct Batch {
     ends: Vec<u32>,
     order: Vec<u32>,
     events: u64,
+    /// In a mix: how many of its events are of each source.
+    parts: PartCounts,
     /// The seq of its first event and how many seqs it spans (events left out as oversize
     /// among them).
     first_seq: u64,
@@ -299,6 +306,7 @@ pub fn run(mut p: WorkerPlan) {
                 last: true,
                 account: None,
                 phases: None,
+                parts: None,
             });
             return;
         }
@@ -346,6 +354,8 @@ struct Worker {
     account: AgentAccount,
     /// A plain HTTP load's request phases (sent with the last interval).
     phases: Option<Box<Phases>>,
+    /// A mix's figures by source (sent with the last interval).
+    parts: Option<Box<Parts>>,
     /// A closed loop: no schedule, so a request's intended time is when it is sent, and
     /// nothing is late or owed.
     closed: bool,
@@ -418,6 +428,7 @@ impl Worker {
                 ends: Vec::with_capacity(udp_events),
                 order: Vec::with_capacity(udp_events),
                 events: 0,
+                parts: [0; crate::stats::parts::MAX_PARTS],
                 first_seq: 0,
                 seqs: 0,
                 plain: false,
@@ -455,6 +466,10 @@ impl Worker {
             cpu_mark: thread_cpu_ns(),
             account: AgentAccount::new(p.id as u32),
             phases: plain.then(Box::default),
+            parts: p
+                .mix
+                .as_ref()
+                .map(|_| Box::new(Parts::new(p.generators.len()))),
             closed: p.schedule.schedule().is_closed(),
         };
         if bodiless {
@@ -535,8 +550,12 @@ impl Worker {
     fn batch_cap(&self, p: &WorkerPlan) -> u64 {
         let left = self.limit.saturating_sub(self.scheduled);
         let full = (p.batch_events as u64).min(left);
-        match &p.lane {
-            Some(l) if left > 0 => l.same_stage(self.scheduled, full),
+        match (&p.lane, &p.mix) {
+            (Some(l), _) if left > 0 => l.same_stage(self.scheduled, full),
+            (_, Some(m)) => m
+                .picker
+                .left_in_run(self.scheduled)
+                .map_or(full, |run| full.min(run)),
             _ => full,
         }
     }
@@ -868,6 +887,9 @@ impl Worker {
                         self.counters.lag_ns_max = self.counters.lag_ns_max.max(lag);
                     }
                     self.counters.events_sent += self.batches[k].events;
+                    if let Some(t) = self.parts.as_deref_mut() {
+                        t.sent(&self.batches[k].parts);
+                    }
                     k
                 }
             };
@@ -997,6 +1019,8 @@ impl Worker {
         let b = &mut self.batches[k];
         b.ends.clear();
         b.plain = false;
+        b.parts = [0; crate::stats::parts::MAX_PARTS];
+        let mut parts = self.parts.as_deref_mut();
         let mut n = 0u64;
         let mut skipped = 0u64;
         let datagrams = matches!(self.proto, Proto::Datagram { .. });
@@ -1019,19 +1043,29 @@ impl Worker {
             Proto::Http { framer, gzip, .. } => {
                 let batch_bytes = p.batch_bytes;
                 b.shared = None;
-                let Some((mut src, lane)) = Source::of(p, self.scheduled, wall, sent_ms) else {
+                let Some((mut src, framing)) = Source::of(p, self.scheduled, wall, sent_ms) else {
                     b.events = 0;
                     return;
                 };
-                let f: &Framer = match &lane {
-                    Some((LaneWire::Http(v), stage)) => &v[*stage],
-                    _ => framer,
+                let (base, each): (&Framer, Option<&[Arc<Framer>]>) = match &framing {
+                    Framing::Stage(Framings::Http(v), stage) => (&v[*stage], None),
+                    Framing::Parts(Framings::Http(v)) => (&v[0], Some(v)),
+                    _ => (framer, None),
                 };
-                f.begin(&mut b.body);
+                // Every framing of one adapter begins and ends a body alike; the request head
+                // is that of the batch's first event's source (in a mix, each event has its
+                // own source's envelope).
+                base.begin(&mut b.body);
+                let mut head = base;
                 while n < limit {
                     let seq = self.scheduled + n;
                     let before = b.body.len();
-                    f.before_event(&mut b.body, n as usize, src.next(seq));
+                    let t = src.next(seq);
+                    let f: &Framer = each.map_or(base, |v| &v[src.part()]);
+                    if n == 0 {
+                        head = f;
+                    }
+                    f.before_event(&mut b.body, n as usize, t);
                     match f.embed {
                         Embed::Direct => src.render(&mut b.body),
                         Embed::JsonString => {
@@ -1046,13 +1080,17 @@ impl Worker {
                         b.body.truncate(before);
                         break;
                     }
+                    if each.is_some() {
+                        b.parts[src.part()] += 1;
+                    }
                     n += 1;
                 }
-                f.finish(&mut b.body);
-                if f.gzip {
+                base.finish(&mut b.body);
+                if base.gzip {
                     gzip.compress(&b.body, &mut b.gz);
                 }
-                let len = if f.gzip { b.gz.len() } else { b.body.len() };
+                let len = if base.gzip { b.gz.len() } else { b.body.len() };
+                let f = head;
                 write_request_head(&mut b.head, f.method, &f.path, &f.host, &f.headers, len);
             }
             Proto::Stream { framer } | Proto::Datagram { framer, .. } => {
@@ -1060,18 +1098,21 @@ impl Worker {
                 // Syslog has no request head: the batch is the framed messages.
                 b.head.clear();
                 let batch_bytes = p.batch_bytes;
-                let Some((mut src, lane)) = Source::of(p, self.scheduled, wall, sent_ms) else {
+                let Some((mut src, mut framing)) = Source::of(p, self.scheduled, wall, sent_ms)
+                else {
                     b.events = 0;
                     return;
-                };
-                let framer: &mut SyslogFramer = match lane {
-                    Some((LaneWire::Syslog(v), stage)) => &mut v[stage],
-                    _ => framer,
                 };
                 while n < limit {
                     let seq = self.scheduled + n;
                     let before = b.body.len();
                     let t = src.next(seq);
+                    let part = src.part();
+                    let framer: &mut SyslogFramer = match &mut framing {
+                        Framing::Stage(Framings::Syslog(v), stage) => &mut v[*stage],
+                        Framing::Parts(Framings::Syslog(v)) => &mut v[part],
+                        _ => &mut *framer,
+                    };
                     let fits = framer.append(t, &mut b.body, &mut self.scratch, |out| {
                         src.render(out);
                     });
@@ -1080,14 +1121,22 @@ impl Worker {
                         self.counters.oversize_events += 1;
                         self.counters.events_sent += 1;
                         self.counters.events_failed += 1;
+                        if let Some(t) = parts.as_deref_mut() {
+                            t.event_failed(part);
+                        }
                         let seq = self.scheduled + n;
                         self.account.fail(seq, seq + 1);
                         skipped += 1;
+                        n += 1;
+                        continue;
                     } else if b.body.len() > batch_bytes && n > 0 {
                         b.body.truncate(before);
                         break;
                     } else if datagrams {
                         b.ends.push(b.body.len() as u32);
+                    }
+                    if parts.is_some() {
+                        b.parts[part] += 1;
                     }
                     n += 1;
                 }
@@ -1191,6 +1240,22 @@ impl Worker {
         let svc = now.saturating_duration_since(b.attempt_write).as_micros() as u64;
         self.latency.saturating_record(lat.clamp(1, MAX_LATENCY_US));
         self.service.saturating_record(svc.clamp(1, MAX_LATENCY_US));
+        if let Some(t) = self.parts.as_deref_mut() {
+            t.accepted(&b.parts, lat, svc);
+        }
+        b.state = SlotState::Free;
+    }
+
+    /// Batch `slot` failed for good (refused, given up after its retries, never finished):
+    /// its events are counted failed and their seqs given up.
+    fn failed_for_good(&mut self, slot: usize) {
+        let b = &mut self.batches[slot];
+        self.counters.events_failed += b.events;
+        self.counters.batches_failed += 1;
+        self.account.fail(b.first_seq, b.first_seq + b.seqs);
+        if let Some(t) = self.parts.as_deref_mut() {
+            t.failed(&b.parts);
+        }
         b.state = SlotState::Free;
     }
 
@@ -1333,20 +1398,14 @@ impl Worker {
             Outcome::AuthFailed => {
                 self.counters.auth_failures += 1;
                 self.counters.refused_for_good(b.last_cause, b.events);
-                self.counters.events_failed += b.events;
-                self.counters.batches_failed += 1;
-                self.account.fail(b.first_seq, b.first_seq + b.seqs);
-                b.state = SlotState::Free;
+                self.failed_for_good(slot);
                 p.abort.set(AbortReason::Auth(
                     "the target refused the credentials (HTTP 401/403)".into(),
                 ));
             }
             Outcome::Failed => {
                 self.counters.refused_for_good(b.last_cause, b.events);
-                self.counters.events_failed += b.events;
-                self.counters.batches_failed += 1;
-                self.account.fail(b.first_seq, b.first_seq + b.seqs);
-                b.state = SlotState::Free;
+                self.failed_for_good(slot);
             }
         }
     }
@@ -1359,13 +1418,10 @@ impl Worker {
         let wait = wait.unwrap_or_else(|| backoff(b.attempts, b.intended));
         let retried_for = (now + wait).saturating_duration_since(b.first_write);
         if b.attempts >= t.max_attempts || retried_for > t.max_retry_time {
-            self.counters.events_failed += b.events;
-            self.counters.batches_failed += 1;
-            self.account.fail(b.first_seq, b.first_seq + b.seqs);
             self.counters.events_retries_exhausted += b.events;
             self.counters.batches_retries_exhausted += 1;
             self.counters.given_up_after(b.last_cause, b.events);
-            b.state = SlotState::Free;
+            self.failed_for_good(slot);
         } else {
             b.state = SlotState::Waiting(now + wait);
         }
@@ -1412,18 +1468,12 @@ impl Worker {
         if let Proto::Http { acks: Some(a), .. } = &mut self.proto {
             self.counters.acks_pending += a.give_up();
         }
-        let ack_slot = self.ack_slot;
-        for (k, b) in self.batches.iter_mut().enumerate() {
-            if Some(k) == ack_slot {
-                b.state = SlotState::Free;
-                continue;
-            }
-            if b.state != SlotState::Free {
-                self.counters.events_unfinished += b.events;
-                self.counters.events_failed += b.events;
-                self.counters.batches_failed += 1;
-                self.account.fail(b.first_seq, b.first_seq + b.seqs);
-                b.state = SlotState::Free;
+        for k in 0..self.batches.len() {
+            if Some(k) == self.ack_slot {
+                self.batches[k].state = SlotState::Free;
+            } else if self.batches[k].state != SlotState::Free {
+                self.counters.events_unfinished += self.batches[k].events;
+                self.failed_for_good(k);
             }
         }
     }
@@ -1460,6 +1510,7 @@ impl Worker {
             a
         });
         let phases = if last { self.phases.take() } else { None };
+        let parts = if last { self.parts.take() } else { None };
         let _ = p.tx.send(Interval {
             worker: p.id,
             counters,
@@ -1468,6 +1519,7 @@ impl Worker {
             last,
             account,
             phases,
+            parts,
         });
     }
 }
@@ -1486,12 +1538,14 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Where a batch's events come from: the background pack's generator, or the scenario
-/// lane's player (with the framer of the batch's stage). `next` prepares an event and says
-/// its time; `render` writes it.
+/// Where a batch's events come from: the background packs' generators (one, or each source
+/// of a mix, as its picker says), or the scenario lane's player. `next` prepares an event
+/// and says its time; `render` writes it; `part` is the source of the prepared event.
 enum Source<'a> {
     Pack {
-        generator: &'a mut Generator,
+        generators: &'a mut [Generator],
+        picker: Option<&'a mut crate::engine::mix::Picker>,
+        part: usize,
         timeline: &'a Timeline,
         threads: usize,
         id: usize,
@@ -1507,43 +1561,62 @@ enum Source<'a> {
     },
 }
 
-/// The scenario lane's framers and the stage of the batch being rendered.
-type LaneFraming<'a> = Option<(&'a mut LaneWire, usize)>;
+/// How a batch's events are framed, when not by the worker's own framer: with the framing
+/// of the scenario stage the batch is of, or each event with its source's in a mix.
+enum Framing<'a> {
+    Own,
+    Stage(&'a mut Framings, usize),
+    Parts(&'a mut Framings),
+}
 
 impl<'a> Source<'a> {
-    /// The source of the batch whose first event is this worker's `first`, and in the
-    /// scenario lane the framers with that event's stage; `None` when the worker has no
-    /// source (a plain HTTP load with a fixed body never asks).
+    /// The source of the batch whose first event is this worker's `first`, with how its
+    /// events are framed; `None` when the worker has no source (a plain HTTP load with a
+    /// fixed body never asks).
     fn of(
         p: &'a mut WorkerPlan,
         first: u64,
         wall: i64,
         sent_ms: Option<u64>,
-    ) -> Option<(Source<'a>, LaneFraming<'a>)> {
+    ) -> Option<(Source<'a>, Framing<'a>)> {
         let (agent, threads, id) = (p.id as u32, p.threads, p.id);
-        match p.lane.as_mut() {
-            Some(lane) => {
-                let stage = lane.stage_of(first);
-                let src = Source::Lane {
-                    player: &mut lane.player,
-                    agent,
-                    sent_ms,
-                    seq: first,
-                };
-                Some((src, Some((&mut lane.wire, stage))))
-            }
-            None => Some((
-                Source::Pack {
-                    generator: p.generator.as_mut()?,
-                    timeline: &p.timeline,
-                    threads,
-                    id,
-                    wall,
-                    sent_ms,
-                    ctx: EventCtx::default(),
-                },
-                None,
-            )),
+        if let Some(lane) = p.lane.as_mut() {
+            let stage = lane.stage_of(first);
+            let src = Source::Lane {
+                player: &mut lane.player,
+                agent,
+                sent_ms,
+                seq: first,
+            };
+            return Some((src, Framing::Stage(&mut lane.wire, stage)));
+        }
+        if p.generators.is_empty() {
+            return None;
+        }
+        let (picker, framing) = match p.mix.as_mut() {
+            Some(Mix { picker, wire }) => (Some(picker), Framing::Parts(wire)),
+            None => (None, Framing::Own),
+        };
+        let src = Source::Pack {
+            generators: &mut p.generators,
+            picker,
+            part: 0,
+            timeline: &p.timeline,
+            threads,
+            id,
+            wall,
+            sent_ms,
+            ctx: EventCtx::default(),
+        };
+        Some((src, framing))
+    }
+
+    /// The source (in a mix) of the prepared event; 0 otherwise.
+    #[inline]
+    fn part(&self) -> usize {
+        match self {
+            Source::Pack { part, .. } => *part,
+            Source::Lane { .. } => 0,
         }
     }
 
@@ -1552,6 +1625,8 @@ impl<'a> Source<'a> {
     fn next(&mut self, seq: u64) -> i64 {
         match self {
             Source::Pack {
+                picker,
+                part,
                 timeline,
                 threads,
                 id,
@@ -1560,6 +1635,9 @@ impl<'a> Source<'a> {
                 ctx,
                 ..
             } => {
+                if let Some(pk) = picker {
+                    *part = pk.part_at(seq);
+                }
                 *ctx = event_ctx(timeline, *threads, *id, seq, *wall, *sent_ms);
                 ctx.time_ns
             }
@@ -1576,8 +1654,13 @@ impl<'a> Source<'a> {
     #[inline]
     fn render(&mut self, out: &mut Vec<u8>) {
         match self {
-            Source::Pack { generator, ctx, .. } => {
-                generator.render(ctx, out);
+            Source::Pack {
+                generators,
+                part,
+                ctx,
+                ..
+            } => {
+                generators[*part].render(ctx, out);
             }
             Source::Lane {
                 player,

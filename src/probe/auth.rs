@@ -88,7 +88,7 @@ pub fn auth_run_id(run_id: &str) -> String {
 /// One event of the configured pack, tagged (run `run_id`, agent 0, seq 0); a plain HTTP
 /// load without a pack sends its fixed body.
 fn one_event(plan: &RunPlan, run_id: &str) -> Vec<u8> {
-    let Some(pack) = &plan.pack else {
+    let Some(pack) = plan.pack() else {
         return plan
             .http
             .as_ref()

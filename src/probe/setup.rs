@@ -358,7 +358,7 @@ mod tests {
         let c = l
             .config
             .unwrap_or_else(|| panic!("{text}\n{:?}", l.diags.items));
-        assert_eq!(c.source.as_ref().unwrap().id, "linux.syslog");
+        assert_eq!(c.source().unwrap().id, "linux.syslog");
         assert_eq!(
             c.target.tls.unwrap().server_name.as_deref(),
             Some("localhost")

@@ -15,6 +15,7 @@ pub mod loss;
 pub mod scenario;
 pub mod sizing;
 pub mod slo;
+pub mod sources;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -94,6 +95,9 @@ pub struct Report {
     /// A plain HTTP load's requests phase by phase (`adapter: http`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<http::HttpReport>,
+    /// A mix of sources, source by source (`source:` as a list).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_source: Vec<sources::SourceRow>,
     pub slo: Vec<slo::SloResult>,
     pub aborted: Option<String>,
     /// The run's outcome: pass or fail, the exit code, and why.
@@ -721,6 +725,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         sizing: Vec::new(),
         scenario: None,
         http: None,
+        by_source: Vec::new(),
         slo: Vec::new(),
         aborted: r.abort.as_ref().map(|a| a.to_string()),
         verdict: Verdict::default(),

@@ -60,6 +60,7 @@ pub fn render_with(r: &Report, timeline: Timeline) -> String {
     latency(&mut o, r);
     histogram(&mut o, r);
     statuses(&mut o, r);
+    crate::report::sources::text(&mut o, &r.by_source);
     stored(&mut o, r);
     store_verification(&mut o, r);
     crate::report::loss::text(&mut o, &r.loss);

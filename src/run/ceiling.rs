@@ -749,6 +749,7 @@ mod tests {
                 .collect(),
             abort: None,
             phases: None,
+            sources: None,
             target_events: 3000.0,
             window: Duration::from_secs(3),
             drain: Duration::from_millis(100),

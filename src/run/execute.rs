@@ -16,13 +16,13 @@ use crate::adapter::Framer;
 use crate::adapter::syslog::SyslogFramer;
 use crate::config::schema::Slo;
 use crate::config::schema::UdpOrder;
-use crate::engine::ScenarioPlan;
-use crate::engine::lane::LaneWire;
 use crate::engine::merge::SecondLog;
+use crate::engine::mix::Framings;
 use crate::engine::pacer::Profile;
 use crate::engine::schedule::Control;
 use crate::engine::worker::WirePlan;
 use crate::engine::{self, EnginePlan, Steering, Stop};
+use crate::engine::{MixPlan, ScenarioPlan};
 use crate::exit::Exit;
 use crate::generate::time;
 use crate::observe::{self, Launched, ObserveError, Watcher, udp_drops};
@@ -121,7 +121,8 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         stop: plan.stop,
         batch_events: plan.batch_events,
         batch_bytes: plan.batch_bytes,
-        pack: plan.pack.clone(),
+        packs: plan.packs.clone(),
+        mix: mix_plan(&plan, &endpoint),
         seed: plan.seed,
         run_id: plan.run_id.clone(),
         timeline: plan
@@ -469,7 +470,7 @@ fn scenario_plan(
 ) -> ScenarioPlan {
     let s = &sr.scenario;
     let wire = match p.transport {
-        Transport::Http | Transport::Https => LaneWire::Http(
+        Transport::Http | Transport::Https => Framings::Http(
             s.stages
                 .iter()
                 .map(|st| {
@@ -487,7 +488,7 @@ fn scenario_plan(
                 })
                 .collect(),
         ),
-        Transport::SyslogTcp | Transport::SyslogTls | Transport::SyslogUdp => LaneWire::Syslog(
+        Transport::SyslogTcp | Transport::SyslogTls | Transport::SyslogUdp => Framings::Syslog(
             s.stages
                 .iter()
                 .map(|st| {
@@ -506,6 +507,41 @@ fn scenario_plan(
         anchor: scenario_anchor(sr, started_wall_ns),
         wire,
     }
+}
+
+/// A mix of sources: the shares, how many events in a row are of one source, and each
+/// source's framing (its carrier and sourcetype over HTTP, its envelope over syslog).
+fn mix_plan(p: &RunPlan, ep: &Endpoint) -> Option<MixPlan> {
+    if p.packs.len() < 2 {
+        return None;
+    }
+    let wire = match p.transport {
+        Transport::Http | Transport::Https => Framings::Http(
+            (0..p.packs.len())
+                .map(|k| Arc::new(p.framer_of(k, &ep.host_port, &ep.path, &p.run_id)))
+                .collect(),
+        ),
+        Transport::SyslogTcp | Transport::SyslogTls | Transport::SyslogUdp => Framings::Syslog(
+            p.packs
+                .iter()
+                .map(|pack| {
+                    SyslogFramer::new(
+                        p.config.target.syslog.as_ref(),
+                        &pack.def,
+                        &p.host,
+                        p.transport == Transport::SyslogUdp,
+                    )
+                })
+                .collect(),
+        ),
+    };
+    // Syslog interleaves message by message; HTTP batches are of one source unless mixed.
+    let per_event = p.config.target.batch.mix || matches!(wire, Framings::Syslog(_));
+    Some(MixPlan {
+        shares: p.shares.clone(),
+        run: if per_event { 1 } else { p.batch_events as u64 },
+        wire,
+    })
 }
 
 /// How batches travel to `ep`.
@@ -692,6 +728,10 @@ pub fn execute(
             t.bytes_sent,
             t.batches_sent,
         ));
+    }
+    if let Some(parts) = &result.sources {
+        let ids: Vec<String> = p.packs.iter().map(|k| k.def.id.clone()).collect();
+        rep.by_source = report::sources::rows(&ids, &p.shares, parts);
     }
     if let (Some(sr), Some(lane), Some(agent)) = (&p.scenario, &result.scenario, lane_agent) {
         rep.scenario = Some(scenario_report(

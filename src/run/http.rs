@@ -60,7 +60,7 @@ pub fn plan(cfg: &Config) -> Result<Option<HttpPlan>, SetupError> {
         (None, Some(f)) => Some(read_body(f)?),
         (None, None) => None,
     };
-    let carries = body.is_some() || cfg.source.is_some();
+    let carries = body.is_some() || !cfg.sources.is_empty();
     let method = spec.method.unwrap_or(if carries {
         HttpMethod::Post
     } else {
@@ -73,7 +73,7 @@ pub fn plan(cfg: &Config) -> Result<Option<HttpPlan>, SetupError> {
     }
     let content_type = spec.content_type.clone().or_else(|| {
         // An event of a JSON pack is JSON; a fixed body says nothing about itself.
-        cfg.source.as_ref().map(|_| "application/json".to_string())
+        (!cfg.sources.is_empty()).then(|| "application/json".to_string())
     });
     if let Some(ct) = content_type {
         headers.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
@@ -82,7 +82,7 @@ pub fn plan(cfg: &Config) -> Result<Option<HttpPlan>, SetupError> {
         headers.extend_from_slice(b"Connection: close\r\n");
     }
     // Without a source the body is the fixed one, or none at all.
-    let fixed = if cfg.source.is_some() {
+    let fixed = if !cfg.sources.is_empty() {
         None
     } else {
         Some(Arc::from(body.unwrap_or_default()))

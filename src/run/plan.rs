@@ -153,8 +153,11 @@ pub struct RunPlan {
     pub token: Option<Token>,
     /// The syslog framing, for the syslog adapter.
     pub syslog: Option<SyslogFramer>,
-    /// The source pack; `None` for a plain HTTP load without one (`http` has its body).
-    pub pack: Option<Arc<CompiledPack>>,
+    /// The source packs, one per source of a mix; none for a plain HTTP load without one
+    /// (`http` has its body).
+    pub packs: Vec<Arc<CompiledPack>>,
+    /// Each source's part of the events (one source: `[1.0]`).
+    pub shares: Vec<f64>,
     /// `adapter: http`: the request, and how long resolving the target's name took.
     pub http: Option<crate::run::http::HttpPlan>,
     pub dns: Option<Duration>,
@@ -183,24 +186,36 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
-    /// The source pack's id, or what a plain HTTP load sends without one.
+    /// The source pack (the first of a mix).
+    pub fn pack(&self) -> Option<&Arc<CompiledPack>> {
+        self.packs.first()
+    }
+
+    /// The source pack's id (a mix's joined by `+`), or what a plain HTTP load sends
+    /// without one.
     pub fn source_id(&self) -> String {
-        match &self.pack {
-            Some(p) => p.def.id.clone(),
-            None => self.config.source_label(),
+        match self.packs.as_slice() {
+            [] => self.config.source_label(),
+            packs => packs
+                .iter()
+                .map(|p| p.def.id.as_str())
+                .collect::<Vec<_>>()
+                .join("+"),
         }
     }
 
     pub fn source_version(&self) -> String {
-        self.pack
-            .as_ref()
+        self.packs
+            .iter()
             .map(|p| p.def.version.to_string())
-            .unwrap_or_default()
+            .collect::<Vec<_>>()
+            .join("+")
     }
 
-    /// The pack's carrier and default sourcetype (a plain HTTP body without a pack is a line).
-    pub fn carrier(&self) -> (crate::pack::load::Carrier, &str) {
-        match &self.pack {
+    /// Pack `k`'s carrier and default sourcetype (a plain HTTP body without a pack is a
+    /// line).
+    pub fn carrier(&self, k: usize) -> (crate::pack::load::Carrier, &str) {
+        match self.packs.get(k) {
             Some(p) => (p.def.carrier, &p.def.sourcetype),
             None => (crate::pack::load::Carrier::Line, ""),
         }
@@ -209,7 +224,18 @@ impl RunPlan {
     /// The framing of this run's HTTP requests. Against the built-in sink a plain HTTP
     /// request without a body asks `/health` (its `/ingest` takes bodies).
     pub fn framer(&self, host_port: &str, path: &str, run_id: &str) -> crate::adapter::Framer {
-        let bodiless = self.pack.is_none()
+        self.framer_of(0, host_port, path, run_id)
+    }
+
+    /// The framing of requests of source `k` of a mix (its carrier and sourcetype).
+    pub fn framer_of(
+        &self,
+        k: usize,
+        host_port: &str,
+        path: &str,
+        run_id: &str,
+    ) -> crate::adapter::Framer {
+        let bodiless = self.packs.is_empty()
             && self
                 .http
                 .as_ref()
@@ -219,7 +245,7 @@ impl RunPlan {
         } else {
             path
         };
-        let (carrier, sourcetype) = self.carrier();
+        let (carrier, sourcetype) = self.carrier(k);
         let f = crate::adapter::Framer::new(
             &self.config.target,
             self.token.as_ref(),
@@ -391,13 +417,18 @@ pub fn plan(
     cfg.seed = Some(seed);
     let sizes = sp.as_ref().map(|s| s.sizes).unwrap_or_default();
     let entities = Arc::new(Entities::generate(seed, &sizes));
-    let pack = match &sp {
-        Some(sp) => Some(
-            pack::load_compiled(catalog, &sp.id, &sp.version, &entities, sp.accounting)
-                .map_err(SetupError::Invalid)?,
-        ),
-        None => None,
+    let packs = match &sp {
+        Some(sp) => sp
+            .packs
+            .iter()
+            .map(|(id, version)| {
+                pack::load_compiled(catalog, id, version, &entities, sp.accounting)
+                    .map_err(SetupError::Invalid)
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
     };
+    let shares = cfg.shares();
     let http = crate::run::http::plan(&cfg)?;
     let transport = target::transport(&cfg)?;
     let resolving = std::time::Instant::now();
@@ -417,7 +448,7 @@ pub fn plan(
         _ => None,
     };
     let host = host_name();
-    let syslog = match (&pack, cfg.target.adapter) {
+    let syslog = match (packs.first(), cfg.target.adapter) {
         (Some(pack), Adapter::Syslog) => Some(SyslogFramer::new(
             cfg.target.syslog.as_ref(),
             &pack.def,
@@ -477,7 +508,8 @@ pub fn plan(
         tls,
         token,
         syslog,
-        pack,
+        packs,
+        shares,
         http,
         dns,
         seed,
@@ -932,7 +964,7 @@ mod tests {
                 .err()
                 .expect("refused")
         };
-        let e = made(&|c| c.source.as_mut().unwrap().accounting = false);
+        let e = made(&|c| c.sources[0].accounting = false);
         assert!(e.to_string().starts_with("verify: "), "{e}");
         let e = made(&|c| c.verify.as_mut().unwrap().sources = vec!["x".into()]);
         assert!(e.to_string().starts_with("verify.sources[0]: "), "{e}");

@@ -1,6 +1,7 @@
 //! The generation side of a run's plan (shared with `gen`): from a validated `Config` to which
-//! pack, entity pool sizes, accounting on or off, jitter, how event times are chosen, and the
-//! seed when the config gives none. With `run::plan` it is where the config is translated;
+//! packs (one, or the sources of a mix), entity pool sizes (a mix shares one set of pools,
+//! each kind as large as any source asks), accounting on or off, jitter, how event times are
+//! chosen (a mix's first source says, for all), and the seed when the config gives none. With `run::plan` it is where the config is translated;
 //! nothing after setup reads it.
 
 use crate::config::Config;
@@ -11,8 +12,8 @@ use crate::pack::entities::{EntityKind, Sizes};
 
 #[derive(Clone, Debug)]
 pub struct SourcePlan {
-    pub id: String,
-    pub version: semver::VersionReq,
+    /// Each source's pack id and version requirement, in the config's order.
+    pub packs: Vec<(String, semver::VersionReq)>,
     pub sizes: Sizes,
     pub accounting: bool,
     pub jitter_ns: u64,
@@ -38,12 +39,19 @@ pub enum TimeSpec {
 
 /// The source side of `c`, or `None` for a plain HTTP load without a source pack.
 pub fn source_plan(c: &Config) -> Option<SourcePlan> {
-    let s = c.source.as_ref()?;
+    let s = c.source()?;
     let mut sizes = Sizes::default();
-    for (kind, n) in &s.entities {
+    let mut asked: Vec<(EntityKind, usize)> = Vec::new();
+    for (kind, n) in c.sources.iter().flat_map(|s| &s.entities) {
         if let Some(k) = EntityKind::parse(kind) {
-            sizes.set(k, *n as usize);
+            match asked.iter_mut().find(|(a, _)| *a == k) {
+                Some((_, m)) => *m = (*m).max(*n as usize),
+                None => asked.push((k, *n as usize)),
+            }
         }
+    }
+    for (k, n) in asked {
+        sizes.set(k, n);
     }
     let anchor = s.timestamps.anchor.as_deref().and_then(time::parse_rfc3339);
     let times = match (s.timestamps.mode, c.mode) {
@@ -56,8 +64,14 @@ pub fn source_plan(c: &Config) -> Option<SourcePlan> {
         (TimestampMode::Realtime, Mode::Realtime) => TimeSpec::Realtime,
     };
     Some(SourcePlan {
-        id: s.id.clone(),
-        version: semver::VersionReq::parse(&s.version).unwrap_or(semver::VersionReq::STAR),
+        packs: c
+            .sources
+            .iter()
+            .map(|s| {
+                let v = semver::VersionReq::parse(&s.version).unwrap_or(semver::VersionReq::STAR);
+                (s.id.clone(), v)
+            })
+            .collect(),
         sizes,
         accounting: s.accounting,
         jitter_ns: s.timestamps.jitter.0.as_nanos() as u64,

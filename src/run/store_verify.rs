@@ -209,6 +209,7 @@ mod tests {
             agents: Vec::new(),
             scenario: None,
             phases: None,
+            sources: None,
         };
         let mut rep = crate::report::build(
             &r,

@@ -93,6 +93,7 @@ pub fn http_framer(
         batch: Batch {
             max_events: schema::DEFAULT_BATCH_EVENTS,
             max_bytes: Size(schema::DEFAULT_BATCH_BYTES),
+            mix: false,
         },
         compression: if gzip {
             Compression::Gzip

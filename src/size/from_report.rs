@@ -136,6 +136,14 @@ pub fn parse(file: &str, text_in: &str) -> Result<RunFacts, String> {
             "schema {schema:?} is not ingestbench.report/2 (save one with `ingestbench run --output json` or observability.report)"
         )));
     }
+    if v.get("by_source")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+    {
+        return Err(bad(
+            "it is a run of a mix of sources: sizing works from a run of one source (its event size and cost)".into(),
+        ));
+    }
     let get = |path: &str| number(&v, path).map_err(&bad);
     let adapter = match text(&v, "target.adapter").map_err(&bad)? {
         "lphc" => Adapter::Lphc,

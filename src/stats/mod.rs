@@ -3,6 +3,7 @@
 //! `Interval` a worker sends its coordinator every second, and merging them. Histograms
 //! ping-pong: the coordinator sends a cleared one back, so steady state allocates nothing.
 
+pub mod parts;
 pub mod phases;
 pub mod result;
 pub mod snapshot;
@@ -272,6 +273,8 @@ pub struct Interval {
     pub account: Option<AgentAccount>,
     /// With the last interval of a plain HTTP load: its requests' phases.
     pub phases: Option<Box<phases::Phases>>,
+    /// With the last interval of a mix of sources: the worker's figures by source.
+    pub parts: Option<Box<parts::Parts>>,
 }
 
 /// Most failed ranges one agent keeps; beyond them the list is marked incomplete.

@@ -127,6 +127,8 @@ pub struct RunResult {
     pub scenario: Option<LaneResult>,
     /// A plain HTTP load's request phases (the whole run, warm-up included).
     pub phases: Option<crate::stats::phases::Phases>,
+    /// A mix's figures by source, in the config's order (the whole run, warm-up included).
+    pub sources: Option<crate::stats::parts::Parts>,
 }
 
 /// What the scenario lane did: its stage events, counted apart from the background load.

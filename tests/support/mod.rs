@@ -2,7 +2,8 @@
 //! `ingestbench sink` child process (stopped by its PID when dropped), and real peers
 //! (syslog-ng, rsyslog, nginx with TLS) in `peers`; a Prometheus server and the Python
 //! exposition parser in `prometheus`; a child on a pseudo-terminal in `pty`; a fake OpenSearch or
-//! Splunk answering from held documents and recording requests in `search_store`.
+//! Splunk answering from held documents and recording requests in `search_store`; a Python
+//! test server from tests/support (`PyServer`).
 
 #![allow(dead_code)]
 
@@ -201,6 +202,73 @@ impl DutyCycle {
 }
 
 impl Drop for DutyCycle {
+    fn drop(&mut self) {
+        stop_child(&mut self.child);
+    }
+}
+
+/// A Python test server from `tests/support/SCRIPT`, started with its port file first and
+/// `args` after it; it listens on 127.0.0.1 port 0 and writes the port it got to the file.
+/// Stopped by its PID when dropped.
+pub struct PyServer {
+    pub child: Child,
+    pub port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl PyServer {
+    pub fn start(script: &str, args: &[&str]) -> PyServer {
+        let dir = tempfile::tempdir().unwrap();
+        let port_file = dir.path().join("port");
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/support")
+            .join(script);
+        let child = Command::new("python3")
+            .arg(path)
+            .arg(&port_file)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 runs");
+        // Held from here on, so a panic below still stops it (Drop).
+        let mut s = PyServer {
+            child,
+            port: 0,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while s.port == 0 {
+            assert!(
+                Instant::now() < deadline && s.child.try_wait().unwrap().is_none(),
+                "{script} did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+            s.port = std::fs::read_to_string(&port_file)
+                .ok()
+                .and_then(|p| p.trim().parse().ok())
+                .unwrap_or(0);
+        }
+        s
+    }
+
+    /// `GET path` on the server, its body parsed as JSON.
+    pub fn get_json(&self, path: &str) -> serde_json::Value {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut text = String::new();
+        let _ = s.read_to_string(&mut text);
+        let body = text.split("\r\n\r\n").nth(1).unwrap_or("null");
+        serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+}
+
+impl Drop for PyServer {
     fn drop(&mut self) {
         stop_child(&mut self.child);
     }

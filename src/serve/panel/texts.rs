@@ -165,7 +165,7 @@ fn config_summary(c: &crate::config::schema::Config) -> Value {
         "name": c.name,
         "adapter": c.target.adapter.to_string(),
         "url": c.target.url,
-        "source": c.source.as_ref().map(|s| s.id.clone()),
+        "source": c.source().map(|s| s.id.clone()),
         "mode": c.mode.to_string(),
         "profile": w.profile.to_string(),
         "eps": w.eps,
