@@ -142,6 +142,19 @@ fn a_duration_run_at_a_rate_holds_it_and_shows_both_latencies() {
 }
 
 #[test]
+fn a_closed_loop_stops_at_its_duration_and_counts_requests_per_second_of_it() {
+    let (code, v, out) = http(&["builtin", "-z", "2s", "-c", "2", "-o", "json"]);
+    assert_eq!(code, Some(0), "{out}");
+    let d = f(&v["duration_s"]);
+    // No schedule to catch up on: it stops at 2 s, and only answers in flight come after.
+    assert!((2.0..2.15).contains(&d), "duration {d}");
+    let h = &v["http"];
+    let rps = f(&h["requests_per_s"]);
+    let want = u(&h["requests"]) as f64 / d;
+    assert!((rps - want).abs() <= want * 0.001, "{rps} vs {want}");
+}
+
+#[test]
 fn tls_phases_with_a_connection_per_request() {
     let tmp = tempfile::tempdir().unwrap();
     let certs = Certs::make(tmp.path());
