@@ -56,6 +56,36 @@ fn workers_do_not_allocate_in_steady_state() {
     }
     scrapes_and_control_cost_workers_no_allocation();
     http_adapter_does_not_allocate();
+    replay_does_not_allocate();
+}
+
+/// A recording replayed from memory (ndjson, timestamps shifted, tags added) into the
+/// built-in sink.
+fn replay_does_not_allocate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("rec.ndjson");
+    let lines: String = (0..1000)
+        .map(|i| {
+            format!(
+                "{{\"time\":\"2025-03-14T09:{:02}:{:02}.250Z\",\"user\":\"u{i}\",\"n\":{i}}}\n",
+                i / 60 % 60,
+                i % 60
+            )
+        })
+        .collect();
+    std::fs::write(&file, lines).unwrap();
+    let during = steady_state_allocations(
+        &format!(
+            "schema_version: \"1.0\"\nseed: 3\ntarget:\n  url: builtin\n  batch: {{ max_events: 200 }}\nsource: {{ file: \"{}\", format: ndjson, timestamps: shift }}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 6s }} }}\n{SLO}",
+            file.display()
+        ),
+        &[],
+        |_| {},
+    );
+    assert_eq!(
+        during, 0,
+        "replay: {during} allocations on worker threads in steady state"
+    );
 }
 
 /// `ingestbench http` (adapter http) into the built-in sink: a fixed body sent from one shared

@@ -142,11 +142,7 @@ fn a_mix_into_the_builtin_sink_is_stored_whole_and_reported_by_source() {
         4,
     );
     assert_eq!(code, Some(0), "{out}");
-    assert_eq!(
-        v["verification"]["distinct"], 8000,
-        "{}",
-        v["verification"]
-    );
+    assert_eq!(v["verification"]["distinct"], 8000, "{}", v["verification"]);
     assert_eq!(v["verification"]["lost_events"], 0);
     let rows = v["by_source"].as_array().unwrap();
     let ids: Vec<&str> = rows.iter().map(|r| r["source"].as_str().unwrap()).collect();

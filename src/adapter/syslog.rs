@@ -38,14 +38,26 @@ pub struct SyslogFramer {
 impl SyslogFramer {
     /// `cfg` is the target's `syslog` block (defaults when absent); `udp` drops framing.
     pub fn new(cfg: Option<&Syslog>, pack: &PackDef, hostname: &str, udp: bool) -> SyslogFramer {
+        Self::of(cfg, &pack.syslog, pack.carrier, hostname, udp)
+    }
+
+    /// The framing of events carried as `carrier` with these syslog defaults (a pack's, or
+    /// a replayed recording's).
+    pub fn of(
+        cfg: Option<&Syslog>,
+        defaults: &crate::pack::load::SyslogDefaults,
+        carrier: Carrier,
+        hostname: &str,
+        udp: bool,
+    ) -> SyslogFramer {
         let format = cfg.map_or(SyslogFormat::Rfc5424, |c| c.format);
         let facility = cfg
             .and_then(|c| c.facility)
-            .map_or(pack.syslog.facility, |f| f.0);
-        let pri = u32::from(facility) * 8 + u32::from(pack.syslog.severity);
+            .map_or(defaults.facility, |f| f.0);
+        let pri = u32::from(facility) * 8 + u32::from(defaults.severity);
         let app = cfg
             .and_then(|c| c.app_name.clone())
-            .unwrap_or_else(|| pack.syslog.app_name.clone());
+            .unwrap_or_else(|| defaults.app_name.clone());
         let host: String = hostname
             .chars()
             .filter(|c| c.is_ascii_graphic())
@@ -61,7 +73,7 @@ impl SyslogFramer {
         let (pri_text, rest, ts) = match format {
             SyslogFormat::Rfc5424 => (
                 format!("<{pri}>1 "),
-                format!(" {host} {app} {procid} {} - ", pack.syslog.msgid),
+                format!(" {host} {app} {procid} {} - ", defaults.msgid),
                 TsWriter::new(TsFormat::Rfc5424),
             ),
             SyslogFormat::Rfc3164 => (
@@ -76,7 +88,7 @@ impl SyslogFramer {
                 (false, SyslogFraming::OctetCounting) => Framing::OctetCounting,
                 (false, SyslogFraming::Lf) => Framing::Lf,
             },
-            native: pack.carrier == Carrier::Syslog,
+            native: carrier == Carrier::Syslog,
             pri: pri_text.into_bytes(),
             rest: rest.into_bytes(),
             ts,

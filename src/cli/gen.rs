@@ -1,6 +1,7 @@
 //! `ingestbench gen --source ID`: events to stdout, no network. For looking at a pack's
 //! output, feeding files, or timing the generator end to end (`-n 10000000 --format raw >
-//! /dev/null`). A closed pipe ends it quietly.
+//! /dev/null`); `gen --file` shows what a replay of recorded logs sends. A closed pipe ends
+//! it quietly.
 
 use argh::FromArgs;
 use std::io::Write;
@@ -26,6 +27,7 @@ use crate::run::source::random_seed;
     example = "ingestbench gen --source linux.syslog -n 1000 --format raw --seed 7 --anchor 2026-01-05T09:00:00Z",
     example = "ingestbench gen --config examples/timestamps-backfill.yaml -n 100000 --format ndjson > backfill.ndjson",
     example = "ingestbench gen --source firewall.traffic -n 0 --rate 200 --format ndjson | head",
+    example = "ingestbench gen --file 'logs/*.ndjson' --lines ndjson --timestamps shift -n 5",
     note = "With --seed the same events come out every time and for any --threads; with --anchor their times are fixed too (event i at anchor + i/rate, or 1 ms apart without --rate). --config takes the source, entity pools, seed, timestamps and accounting from a run config; flags override it."
 )]
 pub struct Args {
@@ -59,6 +61,16 @@ pub struct Args {
     /// directory searched for packs before ./packs and the built-in ones
     #[argh(option)]
     packs: Option<PathBuf>,
+    /// replay this recorded log file (a path or a glob) instead of a pack, as a run with
+    /// source.file would send it
+    #[argh(option)]
+    file: Option<String>,
+    /// with --file: how its lines are read, lines (default) or ndjson
+    #[argh(option)]
+    lines: Option<String>,
+    /// with --file: keep, now (default) or shift each line's timestamp
+    #[argh(option)]
+    timestamps: Option<String>,
 }
 
 crate::yaml_enum!(
@@ -102,6 +114,9 @@ pub fn run(a: Args) -> Exit {
         Some(Some(t)) => Some(t),
         None => None,
     };
+    if a.file.is_some() || a.lines.is_some() || a.timestamps.is_some() {
+        return replay(&a, anchor);
+    }
     let catalog = match Catalog::discover(a.packs.as_deref()) {
         Ok(c) => c,
         Err(e) => return fail(&e),
@@ -113,6 +128,16 @@ pub fn run(a: Args) -> Exit {
                 crate::config::secrets::Store::new(std::path::PathBuf::from("/nonexistent"));
             let loaded = crate::config::load(path, &store, Some(&catalog));
             match loaded.config {
+                Some(c) if c.replay.is_some() => {
+                    let r = c
+                        .replay
+                        .as_ref()
+                        .map(|r| r.file.clone())
+                        .unwrap_or_default();
+                    return fail(&format!(
+                        "the config replays a recording: see what it sends with gen --file {r:?} (and --lines, --timestamps)"
+                    ));
+                }
                 Some(c) => plan::source_plan(&c),
                 None => {
                     for d in loaded.diags.errors() {
@@ -243,6 +268,79 @@ pub fn run(a: Args) -> Exit {
             return Exit::Ok;
         }
         next = round_start.saturating_add(chunk * threads as u64);
+    }
+    let _ = out.flush();
+    Exit::Ok
+}
+
+/// `gen --file`: the recording's lines as a replay sends them (event i at the clock, or at
+/// `anchor + i / rate`).
+fn replay(a: &Args, anchor: Option<i64>) -> Exit {
+    use crate::generate::replay::{self, Format as Lines, Locate, Recording, Replayer, Times};
+    let Some(file) = &a.file else {
+        return fail("--lines and --timestamps go with --file");
+    };
+    if a.source.is_some() || a.config.is_some() {
+        return fail("--file replays a recording: not with --source or --config");
+    }
+    let format = match a.lines.as_deref() {
+        None | Some("lines") => Lines::Lines,
+        Some("ndjson") => Lines::Ndjson,
+        Some(o) => return fail(&format!("--lines {o:?}: expected lines or ndjson")),
+    };
+    let times = match a.timestamps.as_deref() {
+        None | Some("now") => Times::Now,
+        Some("keep") => Times::Keep,
+        Some("shift") => Times::Shift,
+        Some(o) => return fail(&format!("--timestamps {o:?}: expected keep, now or shift")),
+    };
+    let rec = match replay::expand(file).and_then(|f| Recording::load(f, format, &Locate::Auto)) {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    let now = time::now();
+    let step = a
+        .rate
+        .map_or(1_000_000, |r| (NS_PER_SEC as f64 / r) as i64)
+        .max(1);
+    let timeline = match anchor {
+        Some(t0) => Timeline::Fixed { start: t0, step },
+        None => Timeline::Realtime,
+    };
+    let json = format == Lines::Ndjson;
+    let mut player = Replayer::new(
+        std::sync::Arc::new(rec),
+        times,
+        true,
+        anchor.unwrap_or(now),
+        a.tags.then_some("r-gen"),
+    );
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let (mut ev, mut buf) = (Vec::new(), Vec::new());
+    let limit = if a.count == 0 { u64::MAX } else { a.count };
+    let start = Instant::now();
+    for i in 0..limit {
+        if let Some(r) = a.rate {
+            let due = Duration::from_secs_f64(i as f64 / r);
+            if let Some(wait) = due.checked_sub(start.elapsed()) {
+                std::thread::sleep(wait);
+            }
+        }
+        ev.clear();
+        buf.clear();
+        let ctx = EventCtx {
+            index: i,
+            time_ns: timeline.time_of(i, time::now()),
+            agent: 0,
+            seq: i,
+            sent_ms: None,
+        };
+        player.render(&ctx, &mut ev);
+        emit(a.format, json, &ev, &mut buf);
+        if out.write_all(&buf).is_err() {
+            return Exit::Ok;
+        }
     }
     let _ = out.flush();
     Exit::Ok

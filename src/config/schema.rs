@@ -147,8 +147,16 @@ pub struct Config {
     pub target: Target,
     /// The source packs: one, or a mix (`source:` as a list); empty only for `adapter: http`
     /// sending a fixed body (or none).
-    #[serde(rename = "source", serialize_with = "one_or_list")]
+    #[serde(
+        rename = "source",
+        serialize_with = "one_or_list",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub sources: Vec<Source>,
+    /// `source: { file: … }`: recorded logs replayed instead of a pack (then `sources` is
+    /// empty).
+    #[serde(rename = "source", skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
     pub workload: Workload,
     pub observability: Observability,
     pub slo: Slo,
@@ -163,7 +171,15 @@ impl Config {
     /// Whether the events carry accounting tags (a run without a source pack sends no events
     /// to tag).
     pub fn tagged(&self) -> bool {
-        self.source().is_some_and(|s| s.accounting)
+        match &self.replay {
+            Some(r) => r.accounting,
+            None => self.source().is_some_and(|s| s.accounting),
+        }
+    }
+
+    /// Whether the run sends events (of packs or of a recording), not a fixed body.
+    pub fn has_events(&self) -> bool {
+        !self.sources.is_empty() || self.replay.is_some()
     }
 
     /// The source (the first of a mix, which carries the mix's timestamps and accounting).
@@ -179,6 +195,9 @@ impl Config {
     /// What the run sends, for a person: the source pack and its version requirement, or
     /// what a plain HTTP load sends instead.
     pub fn source_label(&self) -> String {
+        if let Some(r) = &self.replay {
+            return format!("file:{}", r.file);
+        }
         match self.sources.as_slice() {
             [s] => format!("{} {}", s.id, s.version),
             [] => match self.target.http.as_ref() {
@@ -402,6 +421,45 @@ pub struct Source {
     /// Tag every event with run id, agent and sequence number (default on).
     pub accounting: bool,
 }
+
+/// `source: { file: … }`: recorded logs replayed at the run's rate.
+#[derive(Clone, Debug, Serialize)]
+pub struct Replay {
+    /// A path or a glob of paths (read in sorted order).
+    pub file: String,
+    pub format: ReplayFormat,
+    /// What becomes of each line's timestamp.
+    pub timestamps: ReplayTimes,
+    /// Start over at the end of the recording (else each line is sent once).
+    #[serde(rename = "loop")]
+    pub looped: bool,
+    /// Where each line's timestamp is, when not found automatically.
+    pub timestamp: Option<ReplayTimestamp>,
+    pub accounting: bool,
+}
+
+/// `source.timestamp`: a regex (its first group, or the whole match, is the timestamp) and
+/// the format it is in (one of the pack timestamp formats).
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplayTimestamp {
+    pub regex: String,
+    pub format: String,
+}
+
+yaml_enum!(
+    pub enum ReplayFormat {
+        Lines = "lines",
+        Ndjson = "ndjson",
+    }
+);
+
+yaml_enum!(
+    pub enum ReplayTimes {
+        Keep = "keep",
+        Now = "now",
+        Shift = "shift",
+    }
+);
 
 pub const ENTITY_KINDS: &[&str] = &["host", "user", "ip", "process", "domain"];
 
@@ -699,8 +757,13 @@ pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
         }
     };
     let http = target.as_ref().is_some_and(|t| t.adapter == Adapter::Http);
+    let mut replay = None;
     let sources = match o.node("source") {
         Some(YamlNode::Sequence(items)) => read_mix(r, items),
+        Some(n @ YamlNode::Mapping(m)) if m.get_node("file").is_some() => {
+            replay = read_replay(r, n);
+            replay.as_ref().map(|_| Vec::new())
+        }
         Some(n) => read_source(r, n, "source").map(|s| vec![s]),
         // A plain HTTP load sends its fixed body (or none) and needs no pack.
         None if http => Some(Vec::new()),
@@ -746,6 +809,7 @@ pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
         mode,
         target: target?,
         sources: sources?,
+        replay,
         workload: workload?,
         observability,
         slo,
@@ -954,6 +1018,33 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
         syslog,
         http,
         builtin,
+    })
+}
+
+/// `source: { file: … }`: a recording to replay.
+fn read_replay(r: &mut Reader, node: &YamlNode) -> Option<Replay> {
+    let mut o = r.obj(node, "source")?;
+    let file = o.req(r, "file");
+    let format = o.get(r, "format").unwrap_or(ReplayFormat::Lines);
+    let timestamps = o.get(r, "timestamps").unwrap_or(ReplayTimes::Now);
+    let looped = o.get(r, "loop").unwrap_or(true);
+    let timestamp = o.sub(r, "timestamp", |r, mut t| {
+        let v = (t.req(r, "regex"), t.req(r, "format"));
+        t.finish(r);
+        match v {
+            (Some(regex), Some(format)) => Some(ReplayTimestamp { regex, format }),
+            _ => None,
+        }
+    });
+    let accounting = o.get(r, "accounting").unwrap_or(true);
+    o.finish(r);
+    Some(Replay {
+        file: file?,
+        format,
+        timestamps,
+        looped,
+        timestamp: timestamp.flatten(),
+        accounting,
     })
 }
 

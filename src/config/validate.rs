@@ -52,7 +52,10 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
         source(s, &at, c.mode, r, packs);
     }
     mix(c, r);
-    if !c.sources.is_empty()
+    if let Some(rp) = &c.replay {
+        replay(rp, r);
+    }
+    if c.has_events()
         && c.target
             .http
             .as_ref()
@@ -799,6 +802,29 @@ fn source(s: &Source, at: &str, mode: Mode, r: &mut Reader, packs: Option<&dyn P
             &format!("{at}.timestamps.jitter"),
             "jitter above 1d is not plausible for event timestamps",
         );
+    }
+}
+
+/// `source: { file: … }`: the files are there, a given timestamp regex compiles and its
+/// format is one the packs write.
+fn replay(rp: &Replay, r: &mut Reader) {
+    if let Err(e) = crate::generate::replay::expand(&rp.file) {
+        r.error("source.file", e);
+    }
+    if let Some(t) = &rp.timestamp {
+        if let Err(e) = regex::bytes::Regex::new(&t.regex) {
+            r.error("source.timestamp.regex", format!("not a regex: {e}"));
+        }
+        if crate::generate::time::TsFormat::parse(&t.format).is_none() {
+            r.error(
+                "source.timestamp.format",
+                format!(
+                    "{:?} is not a timestamp format (known: {})",
+                    t.format,
+                    crate::generate::time::TsFormat::NAMES.join(", ")
+                ),
+            );
+        }
     }
 }
 

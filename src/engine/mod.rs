@@ -92,6 +92,8 @@ pub struct EnginePlan {
     pub packs: Vec<Arc<CompiledPack>>,
     /// A mix of sources: each one's share, how many events share a pick, its framing.
     pub mix: Option<MixPlan>,
+    /// A recording replayed instead of packs (each worker plays a clone).
+    pub replay: Option<crate::generate::replay::Replayer>,
     pub seed: u64,
     pub run_id: String,
     pub timeline: Timeline,
@@ -292,6 +294,7 @@ fn spawn_workers(
                 picker: Picker::new(&m.shares, m.run),
                 wire: m.wire.clone(),
             }),
+            replay: plan.replay.clone(),
             timeline: plan.timeline.clone(),
             start,
             start_wall_ns,
@@ -387,6 +390,7 @@ fn spawn_lane(
         batch_bytes: plan.batch_bytes,
         generators: plan.generators(false),
         mix: None,
+        replay: None,
         timeline: plan.timeline.clone(),
         start,
         start_wall_ns,

@@ -92,6 +92,8 @@ pub struct WorkerPlan {
     pub generators: Vec<Generator>,
     /// A mix of sources: which source each event is, and each source's framing.
     pub mix: Option<Mix>,
+    /// A recording replayed line by line instead of packs.
+    pub replay: Option<crate::generate::replay::Replayer>,
     pub timeline: Timeline,
     pub start: Instant,
     /// The wall clock at `start`, ns since the epoch, when tags carry their send time.
@@ -1559,6 +1561,15 @@ enum Source<'a> {
         sent_ms: Option<u64>,
         seq: u64,
     },
+    Replay {
+        player: &'a mut crate::generate::replay::Replayer,
+        timeline: &'a Timeline,
+        threads: usize,
+        id: usize,
+        wall: i64,
+        sent_ms: Option<u64>,
+        ctx: EventCtx,
+    },
 }
 
 /// How a batch's events are framed, when not by the worker's own framer: with the framing
@@ -1590,6 +1601,18 @@ impl<'a> Source<'a> {
             };
             return Some((src, Framing::Stage(&mut lane.wire, stage)));
         }
+        if let Some(player) = p.replay.as_mut() {
+            let src = Source::Replay {
+                player,
+                timeline: &p.timeline,
+                threads,
+                id,
+                wall,
+                sent_ms,
+                ctx: EventCtx::default(),
+            };
+            return Some((src, Framing::Own));
+        }
         if p.generators.is_empty() {
             return None;
         }
@@ -1616,7 +1639,7 @@ impl<'a> Source<'a> {
     fn part(&self) -> usize {
         match self {
             Source::Pack { part, .. } => *part,
-            Source::Lane { .. } => 0,
+            Source::Lane { .. } | Source::Replay { .. } => 0,
         }
     }
 
@@ -1647,6 +1670,18 @@ impl<'a> Source<'a> {
                 *at = seq;
                 player.time_ns(seq as usize)
             }
+            Source::Replay {
+                timeline,
+                threads,
+                id,
+                wall,
+                sent_ms,
+                ctx,
+                ..
+            } => {
+                *ctx = event_ctx(timeline, *threads, *id, seq, *wall, *sent_ms);
+                ctx.time_ns
+            }
         }
     }
 
@@ -1669,6 +1704,7 @@ impl<'a> Source<'a> {
                 seq,
                 ..
             } => player.render(*seq as usize, *agent, *seq, *sent_ms, out),
+            Source::Replay { player, ctx, .. } => player.render(ctx, out),
         }
     }
 }

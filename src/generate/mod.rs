@@ -7,6 +7,7 @@
 
 pub mod alias;
 pub mod program;
+pub mod replay;
 pub mod time;
 pub mod timeline;
 
@@ -62,8 +63,8 @@ pub struct Generator {
 }
 
 /// A send time and its decimal digits.
-#[derive(Default)]
-struct SentDigits {
+#[derive(Clone, Default)]
+pub(crate) struct SentDigits {
     ms: Option<u64>,
     digits: [u8; 20],
     len: usize,
@@ -402,7 +403,7 @@ fn acct_pieces(style: AcctStyle) -> [&'static [u8]; 4] {
     }
 }
 
-fn write_acct(
+pub(crate) fn write_acct(
     style: AcctStyle,
     run: &[u8],
     ctx: &EventCtx,
@@ -420,6 +421,11 @@ fn write_acct(
         out.put_slice(acct_sent_piece(style));
         out.put_slice(sent.of(ms));
     }
+}
+
+/// What closes a tag `write_acct` began.
+pub(crate) fn acct_close(style: AcctStyle) -> &'static [u8] {
+    acct_pieces(style)[3]
 }
 
 /// A stage's tactic and technique inside the tag, before its closing piece.

@@ -123,6 +123,15 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         batch_bytes: plan.batch_bytes,
         packs: plan.packs.clone(),
         mix: mix_plan(&plan, &endpoint),
+        replay: plan.replay.as_ref().map(|r| {
+            crate::generate::replay::Replayer::new(
+                r.recording.clone(),
+                r.times,
+                r.looped,
+                started_wall_ns,
+                plan.config.tagged().then_some(plan.run_id.as_str()),
+            )
+        }),
         seed: plan.seed,
         run_id: plan.run_id.clone(),
         timeline: plan

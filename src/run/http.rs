@@ -60,7 +60,7 @@ pub fn plan(cfg: &Config) -> Result<Option<HttpPlan>, SetupError> {
         (None, Some(f)) => Some(read_body(f)?),
         (None, None) => None,
     };
-    let carries = body.is_some() || !cfg.sources.is_empty();
+    let carries = body.is_some() || cfg.has_events();
     let method = spec.method.unwrap_or(if carries {
         HttpMethod::Post
     } else {
@@ -72,8 +72,17 @@ pub fn plan(cfg: &Config) -> Result<Option<HttpPlan>, SetupError> {
         headers.extend_from_slice(format!("{}: {}\r\n", name.trim(), value.trim()).as_bytes());
     }
     let content_type = spec.content_type.clone().or_else(|| {
-        // An event of a JSON pack is JSON; a fixed body says nothing about itself.
-        (!cfg.sources.is_empty()).then(|| "application/json".to_string())
+        // An event of a JSON pack is JSON, a replayed plain line text; a fixed body says
+        // nothing about itself.
+        let lines = cfg
+            .replay
+            .as_ref()
+            .is_some_and(|r| r.format == crate::config::schema::ReplayFormat::Lines);
+        match (cfg.has_events(), lines) {
+            (true, true) => Some("text/plain".to_string()),
+            (true, false) => Some("application/json".to_string()),
+            _ => None,
+        }
     });
     if let Some(ct) = content_type {
         headers.extend_from_slice(format!("Content-Type: {ct}\r\n").as_bytes());
@@ -82,7 +91,7 @@ pub fn plan(cfg: &Config) -> Result<Option<HttpPlan>, SetupError> {
         headers.extend_from_slice(b"Connection: close\r\n");
     }
     // Without a source the body is the fixed one, or none at all.
-    let fixed = if !cfg.sources.is_empty() {
+    let fixed = if cfg.has_events() {
         None
     } else {
         Some(Arc::from(body.unwrap_or_default()))

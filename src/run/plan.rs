@@ -158,6 +158,8 @@ pub struct RunPlan {
     pub packs: Vec<Arc<CompiledPack>>,
     /// Each source's part of the events (one source: `[1.0]`).
     pub shares: Vec<f64>,
+    /// A recording replayed instead of a pack (`source: { file: … }`).
+    pub replay: Option<ReplayPlan>,
     /// `adapter: http`: the request, and how long resolving the target's name took.
     pub http: Option<crate::run::http::HttpPlan>,
     pub dns: Option<Duration>,
@@ -215,6 +217,17 @@ impl RunPlan {
     /// Pack `k`'s carrier and default sourcetype (a plain HTTP body without a pack is a
     /// line).
     pub fn carrier(&self, k: usize) -> (crate::pack::load::Carrier, &str) {
+        if let Some(r) = &self.replay {
+            let json = r.recording.format == crate::generate::replay::Format::Ndjson;
+            return (
+                if json {
+                    crate::pack::load::Carrier::Json
+                } else {
+                    crate::pack::load::Carrier::Line
+                },
+                "ingestbench:replay",
+            );
+        }
         match self.packs.get(k) {
             Some(p) => (p.def.carrier, &p.def.sourcetype),
             None => (crate::pack::load::Carrier::Line, ""),
@@ -235,7 +248,7 @@ impl RunPlan {
         path: &str,
         run_id: &str,
     ) -> crate::adapter::Framer {
-        let bodiless = self.packs.is_empty()
+        let bodiless = !self.config.has_events()
             && self
                 .http
                 .as_ref()
@@ -260,6 +273,61 @@ impl RunPlan {
             None => f,
         }
     }
+}
+
+/// A recording to replay: read and indexed at setup, and how its lines go out.
+#[derive(Clone)]
+pub struct ReplayPlan {
+    pub recording: Arc<crate::generate::replay::Recording>,
+    pub times: crate::generate::replay::Times,
+    pub looped: bool,
+}
+
+/// The syslog defaults of a replayed line: facility user, severity info, app `ingestbench`.
+fn replay_syslog() -> crate::pack::load::SyslogDefaults {
+    crate::pack::load::SyslogDefaults {
+        app_name: "ingestbench".into(),
+        facility: 1,
+        severity: 6,
+        msgid: "-".into(),
+    }
+}
+
+/// The recording `cfg` replays, read and indexed.
+fn replay_plan(cfg: &Config) -> Result<Option<ReplayPlan>, SetupError> {
+    use crate::config::schema::{ReplayFormat, ReplayTimes};
+    use crate::generate::replay::{self, Format, Locate, Times};
+    let Some(r) = &cfg.replay else {
+        return Ok(None);
+    };
+    let bad = |e: String| SetupError::invalid(format!("source.file: {e}"));
+    let files = replay::expand(&r.file).map_err(bad)?;
+    let locate = match &r.timestamp {
+        Some(t) => Locate::Given {
+            regex: t.regex.clone(),
+            format: crate::generate::time::TsFormat::parse(&t.format).ok_or_else(|| {
+                SetupError::invalid(format!(
+                    "source.timestamp.format: {:?} is not one",
+                    t.format
+                ))
+            })?,
+        },
+        None => Locate::Auto,
+    };
+    let format = match r.format {
+        ReplayFormat::Lines => Format::Lines,
+        ReplayFormat::Ndjson => Format::Ndjson,
+    };
+    let recording = replay::Recording::load(files, format, &locate).map_err(bad)?;
+    Ok(Some(ReplayPlan {
+        recording: Arc::new(recording),
+        times: match r.timestamps {
+            ReplayTimes::Keep => Times::Keep,
+            ReplayTimes::Now => Times::Now,
+            ReplayTimes::Shift => Times::Shift,
+        },
+        looped: r.looped,
+    }))
 }
 
 /// A scenario resolved for a run: against the run's entity pools, its seed the file's or
@@ -429,6 +497,7 @@ pub fn plan(
         None => Vec::new(),
     };
     let shares = cfg.shares();
+    let replay = replay_plan(&cfg)?;
     let http = crate::run::http::plan(&cfg)?;
     let transport = target::transport(&cfg)?;
     let resolving = std::time::Instant::now();
@@ -448,17 +517,36 @@ pub fn plan(
         _ => None,
     };
     let host = host_name();
-    let syslog = match (packs.first(), cfg.target.adapter) {
-        (Some(pack), Adapter::Syslog) => Some(SyslogFramer::new(
+    let udp = transport == Transport::SyslogUdp;
+    let syslog = match (packs.first(), &replay, cfg.target.adapter) {
+        (Some(pack), _, Adapter::Syslog) => Some(SyslogFramer::new(
             cfg.target.syslog.as_ref(),
             &pack.def,
             &host,
-            transport == Transport::SyslogUdp,
+            udp,
+        )),
+        (None, Some(_), Adapter::Syslog) => Some(SyslogFramer::of(
+            cfg.target.syslog.as_ref(),
+            &replay_syslog(),
+            crate::pack::load::Carrier::Line,
+            &host,
+            udp,
         )),
         _ => None,
     };
     let profile = profile(&cfg.workload)?;
-    let stop = stop(&cfg.workload)?;
+    let mut stop = stop(&cfg.workload)?;
+    if let Some(r) = replay.as_ref().filter(|r| !r.looped) {
+        // Each line once: the run ends when the recording does, if not before.
+        let lines = r.recording.len() as u64;
+        stop = match stop {
+            Stop::Total(n) => Stop::Total(n.min(lines)),
+            Stop::After(d) if profile.cumulative(d.as_secs_f64()) > lines as f64 => {
+                Stop::Total(lines)
+            }
+            s => s,
+        };
+    }
     let serve = serve_plan(&cfg, ov)?;
     let watch = watch_plan(&cfg, ov);
     let faults = crate::run::fault::plan(&cfg)?;
@@ -510,6 +598,7 @@ pub fn plan(
         syslog,
         packs,
         shares,
+        replay,
         http,
         dns,
         seed,
