@@ -48,5 +48,6 @@ pub(crate) fn context(run_id: &str, slo: crate::config::schema::Slo) -> crate::r
         watched: None,
         tagged: false,
         faults: None,
+        parts: Default::default(),
     }
 }

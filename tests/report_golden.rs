@@ -178,6 +178,7 @@ fn run_result() -> RunResult {
         scenario: None,
         phases: None,
         sources: None,
+        targets: None,
     }
 }
 
@@ -221,6 +222,7 @@ fn context() -> Context {
         watched: Some((observed(), Some(launched()))),
         tagged: true,
         faults: None,
+        parts: Default::default(),
     }
 }
 

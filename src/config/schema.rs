@@ -256,7 +256,11 @@ pub struct BuiltinSink {
 #[derive(Clone, Debug, Serialize)]
 pub struct Target {
     pub adapter: Adapter,
+    /// Where events go (the first of `urls` when it is a list).
     pub url: String,
+    /// `url` as a list: several targets, connections spread over them round robin.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
     pub auth: Option<Auth>,
     pub tls: Option<Tls>,
     pub batch: Batch,
@@ -698,6 +702,8 @@ pub struct Slo {
     pub max_unsent_events: Option<u64>,
     pub min_events_accepted: Option<u64>,
     pub max_acks_pending: Option<u64>,
+    /// Several targets: how many may be down (never connected); default 0.
+    pub max_targets_down: Option<u64>,
     /// The watched processes' CPU, summed, in cores: judged on the p95 of the per-second
     /// values after the warm-up.
     pub max_watched_cpu_cores: Option<f64>,
@@ -889,7 +895,24 @@ fn read_schema_version(r: &mut Reader, o: &mut Obj) -> Option<String> {
 fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
     let mut o = r.obj(node, "target")?;
     let adapter = o.get(r, "adapter").unwrap_or(Adapter::Lphc);
-    let url = o.req(r, "url");
+    let (url, urls) = match o.node("url") {
+        Some(YamlNode::Sequence(items)) => {
+            let urls: Vec<String> = items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| r.value(n, &format!("target.url[{i}]")))
+                .collect();
+            if urls.len() != items.len() {
+                (None, Vec::new())
+            } else if urls.is_empty() {
+                r.error("target.url", "an empty list: name at least one target");
+                (None, Vec::new())
+            } else {
+                (urls.first().cloned(), urls)
+            }
+        }
+        _ => (o.req(r, "url"), Vec::new()),
+    };
     let auth = o.sub(r, "auth", |r, mut a| {
         let auth = Auth {
             scheme: a.req(r, "scheme"),
@@ -1008,6 +1031,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
     Some(Target {
         adapter,
         url: url?,
+        urls: if urls.len() > 1 { urls } else { Vec::new() },
         auth,
         tls,
         batch,
@@ -1307,6 +1331,7 @@ fn read_slo(r: &mut Reader, mut o: Obj) -> Slo {
         max_unsent_events: o.get(r, "max_unsent_events"),
         min_events_accepted: o.get(r, "min_events_accepted"),
         max_acks_pending: o.get(r, "max_acks_pending"),
+        max_targets_down: o.get(r, "max_targets_down"),
         max_watched_cpu_cores: o.get(r, "max_watched_cpu_cores"),
         max_watched_rss: o.get(r, "max_watched_rss"),
         max_recovery: o.get(r, "max_recovery"),

@@ -252,8 +252,60 @@ fn scheme_of(url: &str) -> Option<String> {
 }
 
 fn url(t: &Target, r: &mut Reader) {
-    let path = "target.url";
-    if t.url == "builtin" {
+    if t.urls.is_empty() {
+        return url_at(t, &t.url, "target.url", r);
+    }
+    for (i, u) in t.urls.iter().enumerate() {
+        let path = format!("target.url[{i}]");
+        if u == "builtin" {
+            r.error(
+                &path,
+                "the built-in sink is one target in process: a list names remote collectors",
+            );
+            continue;
+        }
+        url_at(t, u, &path, r);
+        if scheme_of(u) != scheme_of(&t.url) {
+            r.error(
+                &path,
+                "every target of a list takes the same scheme as the first",
+            );
+        }
+        if let Some(j) = t.urls[..i].iter().position(|o| o == u) {
+            r.error(
+                &path,
+                format!("already target.url[{j}]: list each target once"),
+            );
+        }
+    }
+    if t.urls.len() > MAX_TARGETS {
+        r.error(
+            "target.url",
+            format!(
+                "{} targets: a run takes at most {MAX_TARGETS}",
+                t.urls.len()
+            ),
+        );
+    }
+    if t.http.as_ref().is_some_and(|h| h.unix_socket.is_some()) {
+        r.error(
+            "target.http.unix_socket",
+            "connects to one socket: not with several targets",
+        );
+    }
+    if t.hec.as_ref().is_some_and(|h| h.ack) {
+        r.error(
+            "target.hec.ack",
+            "an ackId is good only at the server that gave it: indexer acknowledgement needs one target (a load balancer with sticky channels in front of several)",
+        );
+    }
+}
+
+/// Most targets one run spreads its connections over.
+pub const MAX_TARGETS: usize = crate::stats::parts::MAX_PARTS;
+
+fn url_at(t: &Target, url: &str, path: &str, r: &mut Reader) {
+    if url == "builtin" {
         let tls = t.syslog.as_ref().and_then(|s| s.transport) == Some(SyslogTransport::Tls);
         if tls {
             r.error(path, "the built-in sink takes syslog over TCP or UDP in process; for TLS run `ingestbench sink --syslog-tls` and give its tls:// url");
@@ -264,12 +316,12 @@ fn url(t: &Target, r: &mut Reader) {
         Adapter::Lphc | Adapter::GenericHec | Adapter::Http => &["http", "https"],
         Adapter::Syslog => &["tcp", "udp", "tls"],
     };
-    let Some(scheme) = scheme_of(&t.url) else {
+    let Some(scheme) = scheme_of(url) else {
         r.error(
             path,
             format!(
                 "{:?} is not a URL; use {}://host:port or builtin",
-                t.url,
+                url,
                 allowed.join("|")
             ),
         );
@@ -290,17 +342,17 @@ fn url(t: &Target, r: &mut Reader) {
         );
         return;
     }
-    match url::Url::parse(&t.url) {
-        Err(e) => r.error(path, format!("{:?} is not a valid URL: {e}", t.url)),
+    match url::Url::parse(url) {
+        Err(e) => r.error(path, format!("{:?} is not a valid URL: {e}", url)),
         Ok(u) => {
             if u.host_str().is_none_or(str::is_empty) {
-                r.error(path, format!("{:?} has no host", t.url));
+                r.error(path, format!("{:?} has no host", url));
             }
             if t.adapter == Adapter::Syslog {
                 if u.port().is_none() {
                     r.error(
                         path,
-                        format!("{:?} needs a port (syslog has no default one here)", t.url),
+                        format!("{:?} needs a port (syslog has no default one here)", url),
                     );
                 }
                 if !matches!(u.path(), "" | "/") || u.query().is_some() {

@@ -251,6 +251,7 @@ mod tests {
                     account: None,
                     phases: None,
                     parts: None,
+                    by_target: None,
                 },
                 |_| Some(100.0),
             );

@@ -48,6 +48,21 @@ pub struct Merger {
     pub phases: Option<crate::stats::phases::Phases>,
     /// A mix's figures by source, from every worker's last interval (the whole run).
     pub sources: Option<crate::stats::parts::Parts>,
+    /// Several targets: the figures by target, likewise.
+    pub targets: Option<crate::stats::parts::Parts>,
+}
+
+/// Adds a worker's breakdown into the run's.
+fn fold(
+    into: &mut Option<crate::stats::parts::Parts>,
+    from: Option<Box<crate::stats::parts::Parts>>,
+) {
+    if let Some(p) = from {
+        match into {
+            Some(s) => s.add(&p),
+            None => *into = Some(*p),
+        }
+    }
 }
 
 /// What hears of each second as it closes: `(t, intended, service)`.
@@ -73,6 +88,7 @@ impl Merger {
             agents: Vec::new(),
             phases: None,
             sources: None,
+            targets: None,
         }
     }
 
@@ -103,12 +119,8 @@ impl Merger {
         if let Some(ph) = &iv.phases {
             self.phases.get_or_insert_with(Default::default).add(ph);
         }
-        if let Some(parts) = iv.parts {
-            match &mut self.sources {
-                Some(s) => s.add(&parts),
-                None => self.sources = Some(*parts),
-            }
-        }
+        fold(&mut self.sources, iv.parts);
+        fold(&mut self.targets, iv.by_target);
         self.totals.add(&iv.counters);
         let _ = self.latency.add(&iv.latency);
         let _ = self.service.add(&iv.service);
@@ -224,6 +236,7 @@ mod tests {
             account: None,
             phases: None,
             parts: None,
+            by_target: None,
         }
     }
 

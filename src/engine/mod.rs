@@ -82,6 +82,8 @@ pub struct EnginePlan {
     pub addr: SocketAddr,
     /// Connect to this Unix socket instead of `addr`.
     pub unix: Option<std::sync::Arc<std::path::Path>>,
+    /// Several targets (`target.url` as a list, the first is `addr`); empty for one.
+    pub targets: Vec<worker::TargetAddr>,
     pub threads: usize,
     pub connections: usize,
     pub stop: Stop,
@@ -274,6 +276,7 @@ fn spawn_workers(
             core: (!cores.is_empty()).then(|| cores[id % cores.len()]),
             addr: plan.addr,
             unix: plan.unix.clone(),
+            targets: plan.targets.clone(),
             conns: connections / threads + usize::from(id < connections % threads),
             share: 1.0 / threads as f64,
             schedule: cell.clone(),
@@ -381,6 +384,7 @@ fn spawn_lane(
         core: None,
         addr: plan.addr,
         unix: plan.unix.clone(),
+        targets: plan.targets.clone(),
         conns: 1,
         share: 0.0,
         schedule: cell.clone(),
@@ -592,6 +596,7 @@ impl Coordinator<'_> {
             agents: m.agents,
             phases: m.phases,
             sources: m.sources,
+            targets: m.targets,
             scenario,
         }
     }

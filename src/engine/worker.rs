@@ -28,10 +28,10 @@ use crate::engine::schedule::{Schedule, ScheduleCell};
 use crate::generate::timeline::Timeline;
 use crate::generate::{EventCtx, Generator, time};
 use crate::net::conn::{Conn, ConnectError, Peer, ReadStatus, State};
-use crate::net::http::write_request_head;
+use crate::net::http::{rehost, write_request_head};
 use crate::net::tls::TlsClient;
 use crate::net::udp::{SendCost, UdpLink};
-use crate::stats::parts::{PartCounts, Parts};
+use crate::stats::parts::{LinkEvent, PartCounts, Parts};
 use crate::stats::phases::{self, Phases};
 use crate::stats::result::AbortReason;
 use crate::stats::{AgentAccount, Counters, Interval, MAX_LATENCY_US, new_histogram};
@@ -52,6 +52,15 @@ pub enum WirePlan {
     /// Syslog over UDP: one datagram per event; `by_size` sends each batch's datagrams
     /// grouped by size (GSO), not in generation order.
     SyslogDatagram { framer: SyslogFramer, by_size: bool },
+}
+
+/// One of several targets (`target.url` as a list): where its connections go, its TLS client
+/// (its name), and the `Host` its requests carry.
+#[derive(Clone)]
+pub struct TargetAddr {
+    pub addr: SocketAddr,
+    pub tls: Option<TlsClient>,
+    pub host_port: String,
 }
 
 /// Limits on waiting and trying again.
@@ -77,6 +86,10 @@ pub struct WorkerPlan {
     pub addr: SocketAddr,
     /// Connect to this Unix socket instead of `addr` (plain HTTP's `--unix-socket`).
     pub unix: Option<Arc<std::path::Path>>,
+    /// Several targets: link `i` of worker `id` connects to target `(id + i) % n` (each
+    /// worker's links round robin over the targets, each worker starting one further on);
+    /// empty for one target (`addr`).
+    pub targets: Vec<TargetAddr>,
     pub conns: usize,
     /// This worker's part of the global schedule.
     pub share: f64,
@@ -131,6 +144,10 @@ struct Batch {
     events: u64,
     /// In a mix: how many of its events are of each source.
     parts: PartCounts,
+    /// Several targets: the target its head names (`Host`), and the one its last attempt
+    /// went to.
+    host_of: usize,
+    target: usize,
     /// The seq of its first event and how many seqs it spans (events left out as oversize
     /// among them).
     first_seq: u64,
@@ -241,6 +258,8 @@ struct Link {
     setup_began: Instant,
     setup: Option<(u64, u64)>,
     marks: Marks,
+    /// Its target (an index into `WorkerPlan::targets`; 0 with one target).
+    target: usize,
 }
 
 /// When the request in flight on a link started, was written, and met its answer's first byte.
@@ -309,6 +328,7 @@ pub fn run(mut p: WorkerPlan) {
                 account: None,
                 phases: None,
                 parts: None,
+                by_target: None,
             });
             return;
         }
@@ -358,6 +378,10 @@ struct Worker {
     phases: Option<Box<Phases>>,
     /// A mix's figures by source (sent with the last interval).
     parts: Option<Box<Parts>>,
+    /// Several targets: the figures by target (sent with the last interval), and the link
+    /// that dispatch looks at first.
+    by_target: Option<Box<Parts>>,
+    next_link: usize,
     /// A closed loop: no schedule, so a request's intended time is when it is sent, and
     /// nothing is late or owed.
     closed: bool,
@@ -395,6 +419,11 @@ impl Worker {
         };
         let links = (0..p.conns)
             .map(|i| Link {
+                target: if p.targets.is_empty() {
+                    0
+                } else {
+                    (p.id + i) % p.targets.len()
+                },
                 sock: if datagrams {
                     Socket::Datagram(UdpLink::new(Token(i)))
                 } else {
@@ -431,6 +460,8 @@ impl Worker {
                 order: Vec::with_capacity(udp_events),
                 events: 0,
                 parts: [0; crate::stats::parts::MAX_PARTS],
+                host_of: 0,
+                target: 0,
                 first_seq: 0,
                 seqs: 0,
                 plain: false,
@@ -472,6 +503,8 @@ impl Worker {
                 .mix
                 .as_ref()
                 .map(|_| Box::new(Parts::new(p.generators.len()))),
+            by_target: (!p.targets.is_empty()).then(|| Box::new(Parts::new(p.targets.len()))),
+            next_link: 0,
             closed: p.schedule.schedule().is_closed(),
         };
         if bodiless {
@@ -676,8 +709,14 @@ impl Worker {
     }
 
     /// A target never reached — for 3 s, or by the time the schedule ends — aborts the run.
+    /// With several targets, only a worker whose links reach every one of them can tell that
+    /// none answers; a worker that sees fewer keeps trying (what it could not send is its
+    /// shortfall, and the down target is named in `by_target`).
     fn check_reachable(&self, p: &WorkerPlan, now: Instant, gen_done: bool) {
         if self.ever_connected || self.counters.connect_errors == 0 {
+            return;
+        }
+        if self.links.len() < p.targets.len() {
             return;
         }
         if gen_done || now.duration_since(p.start) > UNREACHABLE_AFTER {
@@ -764,16 +803,23 @@ impl Worker {
                 l.setup = None;
             }
             let registry = &self.registry;
+            let (addr, tls) = match p.targets.get(l.target) {
+                Some(t) => (t.addr, t.tls.as_ref()),
+                None => (p.addr, self.tls.as_ref()),
+            };
             let result = match &mut l.sock {
-                Socket::Datagram(u) => u.open(p.addr, true, registry).map(|()| {
+                Socket::Datagram(u) => u.open(addr, true, registry).map(|()| {
                     self.ever_connected = true;
+                    if let Some(t) = self.by_target.as_deref_mut() {
+                        t.note(l.target, LinkEvent::Connected);
+                    }
                 }),
                 Socket::Stream(c) => {
                     let peer = match &p.unix {
                         Some(path) => Peer::Unix(path),
-                        None => Peer::Tcp(p.addr),
+                        None => Peer::Tcp(addr),
                     };
-                    c.connect_to(peer, self.tls.as_ref(), registry)
+                    c.connect_to(peer, tls, registry)
                 }
             };
             if let Err(e) = result {
@@ -803,6 +849,7 @@ impl Worker {
                 }
                 l.backoff = Duration::from_millis(50);
                 self.ever_connected = true;
+                self.note(i, LinkEvent::Connected);
                 self.dispatch(p, now, self.generation_done(p, now));
             }
             Ok(false) => {}
@@ -819,8 +866,16 @@ impl Worker {
         }
     }
 
+    /// Several targets: what befell link `i`, counted for its target.
+    fn note(&mut self, i: usize, e: LinkEvent) {
+        if let Some(t) = self.by_target.as_deref_mut() {
+            t.note(self.links[i].target, e);
+        }
+    }
+
     fn connect_failed(&mut self, i: usize, now: Instant, why: String) {
         self.counters.connect_errors += 1;
+        self.note(i, LinkEvent::ConnectError);
         self.last_connect_error = Some(why);
         let l = &mut self.links[i];
         l.reconnect_at = now + l.backoff;
@@ -833,7 +888,11 @@ impl Worker {
     /// Hands work to every idle open link: an ack poll when one is due, retries whose time
     /// has come, then new batches that are due.
     fn dispatch(&mut self, p: &mut WorkerPlan, now: Instant, gen_done: bool) {
-        for i in 0..self.links.len() {
+        let links = self.links.len();
+        for n in 0..links {
+            // Several targets: the links take turns (from the one after the last that sent),
+            // so the load spreads over the targets as the connections do.
+            let i = (self.next_link + n) % links;
             if !self.links[i].sock.is_open() || self.links[i].batch.is_some() {
                 continue;
             }
@@ -895,6 +954,9 @@ impl Worker {
                     k
                 }
             };
+            if !p.targets.is_empty() {
+                self.next_link = i + 1;
+            }
             self.send_slot(p, i, slot, now);
             self.counters.batches_sent += 1;
             self.took_request(p, now);
@@ -967,6 +1029,20 @@ impl Worker {
     fn send_slot(&mut self, p: &WorkerPlan, i: usize, slot: usize, now: Instant) {
         let gzip = self.proto.gzip();
         let b = &mut self.batches[slot];
+        let t = self.links[i].target;
+        if let Some(target) = p.targets.get(t) {
+            // Several targets: the request names the host it goes to.
+            if b.host_of != t && !b.head.is_empty() {
+                rehost(&mut b.head, &mut self.scratch, &target.host_port);
+                b.host_of = t;
+            }
+            if b.attempts == 0
+                && let Some(tally) = self.by_target.as_deref_mut()
+            {
+                tally.sent_to(t, b.events);
+            }
+            b.target = t;
+        }
         if b.attempts == 0 {
             b.first_write = now;
         }
@@ -1022,6 +1098,8 @@ impl Worker {
         b.ends.clear();
         b.plain = false;
         b.parts = [0; crate::stats::parts::MAX_PARTS];
+        // The framer's head names the first target.
+        b.host_of = 0;
         let mut parts = self.parts.as_deref_mut();
         let mut n = 0u64;
         let mut skipped = 0u64;
@@ -1245,6 +1323,9 @@ impl Worker {
         if let Some(t) = self.parts.as_deref_mut() {
             t.accepted(&b.parts, lat, svc);
         }
+        if let Some(t) = self.by_target.as_deref_mut() {
+            t.accepted_at(b.target, b.events, lat, svc);
+        }
         b.state = SlotState::Free;
     }
 
@@ -1257,6 +1338,9 @@ impl Worker {
         self.account.fail(b.first_seq, b.first_seq + b.seqs);
         if let Some(t) = self.parts.as_deref_mut() {
             t.failed(&b.parts);
+        }
+        if let Some(t) = self.by_target.as_deref_mut() {
+            t.failed_at(b.target, b.events);
         }
         b.state = SlotState::Free;
     }
@@ -1432,6 +1516,7 @@ impl Worker {
     /// The connection broke: count it, resend its batch on another attempt, reconnect.
     fn connection_lost(&mut self, i: usize, now: Instant) {
         self.counters.connection_resets += 1;
+        self.note(i, LinkEvent::Reset);
         self.close_link(i, now, Duration::from_millis(10));
     }
 
@@ -1460,6 +1545,7 @@ impl Worker {
                 && now.duration_since(self.batches[b].attempt_write) > p.timeouts.request
             {
                 self.counters.timeouts += 1;
+                self.note(i, LinkEvent::Timeout);
                 self.close_link(i, now, Duration::ZERO);
             }
         }
@@ -1513,6 +1599,7 @@ impl Worker {
         });
         let phases = if last { self.phases.take() } else { None };
         let parts = if last { self.parts.take() } else { None };
+        let by_target = if last { self.by_target.take() } else { None };
         let _ = p.tx.send(Interval {
             worker: p.id,
             counters,
@@ -1522,6 +1609,7 @@ impl Worker {
             account,
             phases,
             parts,
+            by_target,
         });
     }
 }

@@ -254,9 +254,45 @@ pub fn write_request_head(
     out.extend_from_slice(b"\r\n\r\n");
 }
 
+/// Rewrites the `Host` line of a head `write_request_head` wrote, through `scratch` (both
+/// keep their capacity: no allocation once they hold a head).
+pub fn rehost(head: &mut Vec<u8>, scratch: &mut Vec<u8>, host: &str) {
+    const AT: &[u8] = b" HTTP/1.1\r\nHost: ";
+    let Some(start) = memchr::memmem::find(head, AT).map(|i| i + AT.len()) else {
+        return;
+    };
+    let Some(end) = memchr::memmem::find(&head[start..], b"\r\n").map(|i| start + i) else {
+        return;
+    };
+    scratch.clear();
+    scratch.extend_from_slice(&head[..start]);
+    scratch.extend_from_slice(host.as_bytes());
+    scratch.extend_from_slice(&head[end..]);
+    std::mem::swap(head, scratch);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rehost_changes_only_the_host_line() {
+        let mut head = Vec::new();
+        write_request_head(
+            &mut head,
+            "POST",
+            "/ingest",
+            "a.lab:8080",
+            b"X-A: 1\r\n",
+            12,
+        );
+        let mut scratch = Vec::new();
+        rehost(&mut head, &mut scratch, "collector-2.lab:8443");
+        assert_eq!(
+            String::from_utf8(head).unwrap(),
+            "POST /ingest HTTP/1.1\r\nHost: collector-2.lab:8443\r\nX-A: 1\r\nContent-Length: 12\r\n\r\n"
+        );
+    }
 
     /// Feeds `wire` in pieces of `step` bytes and collects (status, body, retry, close).
     fn read_all(wire: &[u8], step: usize) -> Vec<(u16, Vec<u8>, Option<u32>, bool)> {

@@ -16,6 +16,7 @@ pub mod scenario;
 pub mod sizing;
 pub mod slo;
 pub mod sources;
+pub mod targets;
 pub mod text;
 
 use std::collections::BTreeMap;
@@ -98,6 +99,9 @@ pub struct Report {
     /// A mix of sources, source by source (`source:` as a list).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub by_source: Vec<sources::SourceRow>,
+    /// Several targets, target by target (`target.url` as a list).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub by_target: Vec<targets::TargetRow>,
     pub slo: Vec<slo::SloResult>,
     pub aborted: Option<String>,
     /// The run's outcome: pass or fail, the exit code, and why.
@@ -505,6 +509,16 @@ pub struct Context {
     pub tagged: bool,
     /// What the fault timeline did, and the latency gathered outside its windows.
     pub faults: Option<(Vec<crate::run::fault::FaultRecord>, faults::OutsideLatency)>,
+    /// What the breakdowns are of: a mix's sources (id, share) and several targets (url,
+    /// address), in the config's order; empty for one of each.
+    pub parts: PartNames,
+}
+
+/// The names of a run's parts, for `by_source` and `by_target`.
+#[derive(Clone, Debug, Default)]
+pub struct PartNames {
+    pub sources: Vec<(String, f64)>,
+    pub targets: Vec<(String, String)>,
 }
 
 pub(crate) fn rfc3339(ns: i64) -> String {
@@ -726,6 +740,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         scenario: None,
         http: None,
         by_source: Vec::new(),
+        by_target: Vec::new(),
         slo: Vec::new(),
         aborted: r.abort.as_ref().map(|a| a.to_string()),
         verdict: Verdict::default(),
@@ -741,6 +756,12 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
             actions,
             latency_outside_ms,
         });
+    }
+    if let Some(p) = &r.sources {
+        rep.by_source = sources::rows(&cx.parts.sources, p);
+    }
+    if let Some(p) = &r.targets {
+        rep.by_target = targets::rows(&cx.parts.targets, p);
     }
     rep.slo = slo::judge(&cx.slo, &rep, cx.slo_facts);
     rep.loss = loss::of(&rep, r.target_events as u64, None);

@@ -158,6 +158,14 @@ pub fn judge(s: &Slo, r: &Report, facts: Facts) -> Vec<SloResult> {
         0.0,
         Some(sum.acks_pending as f64),
     );
+    rows.or_default(
+        "max_targets_down",
+        AtMost,
+        s.max_targets_down.map(|v| v as f64),
+        r.by_target.is_empty(),
+        0.0,
+        Some(r.by_target.iter().filter(|t| t.down).count() as f64),
+    );
     let w = r.watched.as_ref();
     rows.asked(
         "max_watched_cpu_cores",

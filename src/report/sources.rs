@@ -28,11 +28,12 @@ pub struct SourceRow {
     pub service_ms: Percentiles,
 }
 
-/// One row per source, in the config's order.
-pub fn rows(ids: &[String], shares: &[f64], parts: &Parts) -> Vec<SourceRow> {
+/// One row per source, in the config's order: `sources` is each one's id and share.
+pub fn rows(sources: &[(String, f64)], parts: &Parts) -> Vec<SourceRow> {
     let sent: u64 = parts.counters.iter().map(|c| c.events_sent).sum();
-    ids.iter()
-        .zip(shares)
+    sources
+        .iter()
+        .map(|(id, share)| (id, share))
         .enumerate()
         .take(parts.len())
         .map(|(k, (id, share))| {
@@ -106,8 +107,10 @@ mod tests {
         p.sent(&c);
         p.accepted(&c, 2000, 1000);
         let rows = rows(
-            &["okta.system".into(), "aws.cloudtrail".into()],
-            &[0.75, 0.25],
+            &[
+                ("okta.system".into(), 0.75),
+                ("aws.cloudtrail".into(), 0.25),
+            ],
             &p,
         );
         assert_eq!(rows.len(), 2);

@@ -61,6 +61,7 @@ pub fn render_with(r: &Report, timeline: Timeline) -> String {
     histogram(&mut o, r);
     statuses(&mut o, r);
     crate::report::sources::text(&mut o, &r.by_source);
+    crate::report::targets::text(&mut o, &r.by_target);
     stored(&mut o, r);
     store_verification(&mut o, r);
     crate::report::loss::text(&mut o, &r.loss);

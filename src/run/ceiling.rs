@@ -750,6 +750,7 @@ mod tests {
             abort: None,
             phases: None,
             sources: None,
+            targets: None,
             target_events: 3000.0,
             window: Duration::from_secs(3),
             drain: Duration::from_millis(100),

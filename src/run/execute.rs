@@ -116,6 +116,7 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         wire,
         addr: endpoint.addr,
         unix: endpoint.unix.as_deref().map(std::sync::Arc::from),
+        targets: targets_of(&plan, &endpoint),
         threads: plan.threads,
         connections: plan.connections,
         stop: plan.stop,
@@ -518,6 +519,47 @@ fn scenario_plan(
     }
 }
 
+/// What the report's breakdowns name: each source of a mix with its share, each of several
+/// targets with its address.
+fn part_names(p: &RunPlan, endpoint: &Endpoint) -> report::PartNames {
+    let sources = p
+        .packs
+        .iter()
+        .map(|k| k.def.id.clone())
+        .zip(p.shares.iter().copied())
+        .collect();
+    let targets = match p.config.target.urls.get(1..) {
+        Some(rest) if !p.more_targets.is_empty() => {
+            std::iter::once((p.config.target.url.clone(), endpoint.address()))
+                .chain(
+                    rest.iter()
+                        .zip(&p.more_targets)
+                        .map(|(u, (ep, _))| (u.clone(), ep.address())),
+                )
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    report::PartNames { sources, targets }
+}
+
+/// Several targets: the first (`endpoint`) and the rest, each with its TLS client and the
+/// `Host` its requests carry; none for one target.
+fn targets_of(p: &RunPlan, endpoint: &Endpoint) -> Vec<crate::engine::worker::TargetAddr> {
+    if p.more_targets.is_empty() {
+        return Vec::new();
+    }
+    let first = (endpoint.clone(), p.tls.clone());
+    std::iter::once(&first)
+        .chain(&p.more_targets)
+        .map(|(ep, tls)| crate::engine::worker::TargetAddr {
+            addr: ep.addr,
+            tls: tls.clone(),
+            host_port: ep.host_port.clone(),
+        })
+        .collect()
+}
+
 /// A mix of sources: the shares, how many events in a row are of one source, and each
 /// source's framing (its carrier and sourcetype over HTTP, its envelope over syslog).
 fn mix_plan(p: &RunPlan, ep: &Endpoint) -> Option<MixPlan> {
@@ -721,6 +763,7 @@ pub fn execute(
             watched: observed.map(|o| (o, launched)),
             tagged: cfg.tagged(),
             faults,
+            parts: part_names(&p, &s.endpoint),
         },
     );
     if let Some(g) = &sizing {
@@ -737,10 +780,6 @@ pub fn execute(
             t.bytes_sent,
             t.batches_sent,
         ));
-    }
-    if let Some(parts) = &result.sources {
-        let ids: Vec<String> = p.packs.iter().map(|k| k.def.id.clone()).collect();
-        rep.by_source = report::sources::rows(&ids, &p.shares, parts);
     }
     if let (Some(sr), Some(lane), Some(agent)) = (&p.scenario, &result.scenario, lane_agent) {
         rep.scenario = Some(scenario_report(

@@ -150,6 +150,9 @@ pub struct RunPlan {
     pub transport: Transport,
     pub destination: Destination,
     pub tls: Option<TlsClient>,
+    /// The targets after the first when `target.url` is a list, each resolved with its own
+    /// TLS client (its name for SNI and the certificate).
+    pub more_targets: Vec<(target::Endpoint, Option<TlsClient>)>,
     pub token: Option<Token>,
     /// The syslog framing, for the syslog adapter.
     pub syslog: Option<SyslogFramer>,
@@ -516,6 +519,22 @@ pub fn plan(
         }
         _ => None,
     };
+    let more_targets = cfg
+        .target
+        .urls
+        .iter()
+        .skip(1)
+        .map(|u| {
+            let ep = target::resolve(u)?;
+            let tls = match transport.is_tls() {
+                true => {
+                    Some(tls::client(&tls_settings(&cfg), &ep.host).map_err(SetupError::invalid)?)
+                }
+                false => None,
+            };
+            Ok((ep, tls))
+        })
+        .collect::<Result<Vec<_>, SetupError>>()?;
     let host = host_name();
     let udp = transport == Transport::SyslogUdp;
     let syslog = match (packs.first(), &replay, cfg.target.adapter) {
@@ -594,6 +613,7 @@ pub fn plan(
         transport,
         destination,
         tls,
+        more_targets,
         token,
         syslog,
         packs,

@@ -210,6 +210,7 @@ mod tests {
             scenario: None,
             phases: None,
             sources: None,
+            targets: None,
         };
         let mut rep = crate::report::build(
             &r,

@@ -75,6 +75,7 @@ pub fn http_framer(
 ) -> Framer {
     let hec = adapter == Adapter::Hec;
     let target = Target {
+        urls: Vec::new(),
         adapter: if hec {
             CfgAdapter::GenericHec
         } else {

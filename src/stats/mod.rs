@@ -275,6 +275,8 @@ pub struct Interval {
     pub phases: Option<Box<phases::Phases>>,
     /// With the last interval of a mix of sources: the worker's figures by source.
     pub parts: Option<Box<parts::Parts>>,
+    /// With the last interval of a run to several targets: the worker's figures by target.
+    pub by_target: Option<Box<parts::Parts>>,
 }
 
 /// Most failed ranges one agent keeps; beyond them the list is marked incomplete.

@@ -1,4 +1,5 @@
-//! A run broken down by part: each source of a mix. A worker keeps one `Parts` for its whole
+//! A run broken down by part: each source of a mix, or each of several targets (with its
+//! connections' fortunes beside). A worker keeps one `Parts` for its whole
 //! run (counters and two latency histograms per part, allocated before the first event) and
 //! hands it over with its last interval; the coordinator adds the workers' together. A batch
 //! knows how many of its events are of each part (`PartCounts`), so whatever becomes of the
@@ -23,6 +24,21 @@ pub struct PartCounters {
     pub batches_sent: u64,
     pub batches_accepted: u64,
     pub batches_failed: u64,
+    /// Targets only: connections opened, attempts refused or failing, connections broken,
+    /// answers that never came.
+    pub connects: u64,
+    pub connect_errors: u64,
+    pub connection_resets: u64,
+    pub timeouts: u64,
+}
+
+/// What befell one of a target's connections.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkEvent {
+    Connected,
+    ConnectError,
+    Reset,
+    Timeout,
 }
 
 /// Every part's counters and latencies (intended and service, µs as the run's histograms).
@@ -94,6 +110,48 @@ impl Parts {
         }
     }
 
+    /// A batch of `events` went to part `k` (a target) the first time.
+    #[inline]
+    pub fn sent_to(&mut self, k: usize, events: u64) {
+        if let Some(c) = self.counters.get_mut(k) {
+            c.events_sent += events;
+            c.batches_sent += 1;
+        }
+    }
+
+    /// A batch of `events` was accepted by part `k` after `latency_us` and `service_us`.
+    #[inline]
+    pub fn accepted_at(&mut self, k: usize, events: u64, latency_us: u64, service_us: u64) {
+        if let Some(c) = self.counters.get_mut(k) {
+            c.events_accepted += events;
+            c.batches_accepted += 1;
+            self.latency[k].saturating_record(latency_us.clamp(1, MAX_LATENCY_US));
+            self.service[k].saturating_record(service_us.clamp(1, MAX_LATENCY_US));
+        }
+    }
+
+    /// A batch of `events`, last sent to part `k`, failed for good.
+    #[inline]
+    pub fn failed_at(&mut self, k: usize, events: u64) {
+        if let Some(c) = self.counters.get_mut(k) {
+            c.events_failed += events;
+            c.batches_failed += 1;
+        }
+    }
+
+    /// One of part `k`'s connections met `e`.
+    #[inline]
+    pub fn note(&mut self, k: usize, e: LinkEvent) {
+        if let Some(c) = self.counters.get_mut(k) {
+            match e {
+                LinkEvent::Connected => c.connects += 1,
+                LinkEvent::ConnectError => c.connect_errors += 1,
+                LinkEvent::Reset => c.connection_resets += 1,
+                LinkEvent::Timeout => c.timeouts += 1,
+            }
+        }
+    }
+
     /// Adds another worker's parts into these.
     pub fn add(&mut self, o: &Parts) {
         for (k, c) in o.counters.iter().enumerate().take(self.counters.len()) {
@@ -104,6 +162,10 @@ impl Parts {
             m.batches_sent += c.batches_sent;
             m.batches_accepted += c.batches_accepted;
             m.batches_failed += c.batches_failed;
+            m.connects += c.connects;
+            m.connect_errors += c.connect_errors;
+            m.connection_resets += c.connection_resets;
+            m.timeouts += c.timeouts;
             let _ = self.latency[k].add(&o.latency[k]);
             let _ = self.service[k].add(&o.service[k]);
         }

@@ -129,6 +129,8 @@ pub struct RunResult {
     pub phases: Option<crate::stats::phases::Phases>,
     /// A mix's figures by source, in the config's order (the whole run, warm-up included).
     pub sources: Option<crate::stats::parts::Parts>,
+    /// Several targets: the figures by target, in the config's order (the whole run).
+    pub targets: Option<crate::stats::parts::Parts>,
 }
 
 /// What the scenario lane did: its stage events, counted apart from the background load.

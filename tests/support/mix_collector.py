@@ -7,7 +7,7 @@ entities shared across packs).
 
 Usage: mix_collector.py PORT_FILE
 GET /stats returns {"events": {st: n}, "requests": n, "mixed_requests": n,
-"identities": {st: [sorted identities]}, "bad": [problems]}. Listens on 127.0.0.1 only,
+"identities": {st: [sorted identities]}, "hosts": {Host header: requests}, "bad": [problems]}. Listens on 127.0.0.1 only,
 writes its port to PORT_FILE, and exits by itself after 90 s.
 """
 
@@ -20,7 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}")
 LOCK = threading.Lock()
-EVENTS, IDENTITIES, BAD = {}, {}, []
+EVENTS, IDENTITIES, BAD, HOSTS = {}, {}, [], {}
 SOURCETYPE = re.compile(rb'"sourcetype":"([^"]*)"')
 DECODED = 40  # requests decoded whole (the rest only counted)
 REQUESTS = [0, 0]  # requests, requests with more than one sourcetype
@@ -62,6 +62,7 @@ class Handler(BaseHTTPRequestHandler):
                 "requests": REQUESTS[0],
                 "mixed_requests": REQUESTS[1],
                 "identities": {k: sorted(v) for k, v in IDENTITIES.items()},
+                "hosts": HOSTS,
                 "bad": BAD[:20],
             })
 
@@ -77,6 +78,8 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             REQUESTS[0] += 1
             decode = REQUESTS[0] <= DECODED
+            host = self.headers.get("Host", "")
+            HOSTS[host] = HOSTS.get(host, 0) + 1
         if decode:
             try:
                 evs = envelopes(body.decode())
