@@ -114,6 +114,29 @@ fn a_target_that_is_down_is_named_while_the_others_carry_the_load() {
 }
 
 #[test]
+fn syslog_has_a_connection_set_per_target() {
+    let s1 = SinkProc::start(&["--http", "127.0.0.1:0", "--syslog-tcp", "127.0.0.1:0"]);
+    let s2 = SinkProc::start(&["--http", "127.0.0.1:0", "--syslog-tcp", "127.0.0.1:0"]);
+    let (p1, p2) = (s1.syslog_tcp.unwrap(), s2.syslog_tcp.unwrap());
+    let yaml = format!(
+        "schema_version: \"1.0\"\nseed: 2\ntarget:\n  adapter: syslog\n  url: [\"tcp://127.0.0.1:{p1}\", \"tcp://127.0.0.1:{p2}\"]\n  batch: {{ max_events: 50 }}\nsource: {{ id: linux.syslog }}\nworkload: {{ eps: 2000, stop: {{ total_events: 4000 }} }}\n"
+    );
+    let (code, v, out) = run(&yaml, 1, 2);
+    assert_eq!(code, Some(0), "{out}");
+    let rows = v["by_target"].as_array().unwrap();
+    let (a, b) = (
+        u(&rows[0]["events_accepted"]),
+        u(&rows[1]["events_accepted"]),
+    );
+    assert_eq!(a + b, 4000);
+    assert!(a >= 1500 && b >= 1500, "{a} / {b}");
+    // What each sink holds is what the report says it took (syslog: written).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(u(&s1.stats()["events_received"]), a, "{}", s1.stats());
+    assert_eq!(u(&s2.stats()["events_received"]), b, "{}", s2.stats());
+}
+
+#[test]
 fn target_list_rules_name_their_fields() {
     let tmp = tempfile::tempdir().unwrap();
     let cases = [

@@ -41,6 +41,8 @@ pub fn all(o: &Output) -> String {
 pub struct SinkProc {
     child: Child,
     pub port: u16,
+    /// With `--syslog-tcp`: the port it listens on for syslog over TCP.
+    pub syslog_tcp: Option<u16>,
 }
 
 impl SinkProc {
@@ -72,12 +74,26 @@ impl SinkProc {
                     .unwrap()
                     .parse()
                     .unwrap();
+                // The syslog listener says where it is on the next line.
+                let mut syslog_tcp = None;
+                if args.contains(&"--syslog-tcp") {
+                    line.clear();
+                    let _ = err.read_line(&mut line);
+                    syslog_tcp = line
+                        .trim()
+                        .strip_prefix("sink listening on syslog+tcp://127.0.0.1:")
+                        .and_then(|p| p.parse().ok());
+                }
                 // Keep draining stderr so the sink never blocks on a full pipe.
                 std::thread::spawn(move || {
                     let mut sink = Vec::new();
                     let _ = err.read_to_end(&mut sink);
                 });
-                return SinkProc { child, port };
+                return SinkProc {
+                    child,
+                    port,
+                    syslog_tcp,
+                };
             }
         }
         let _ = child.kill();
