@@ -76,6 +76,69 @@ fn a_loop_goes_round_the_recording_and_syslog_lines_carry_key_value_tags() {
 }
 
 #[test]
+fn a_recording_larger_than_memory_is_streamed_each_line_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("big.ndjson");
+    // 20,000 lines (about 1.7 MB) against a 64 KB memory limit: streamed in segments.
+    std::fs::write(&file, ndjson(20_000)).unwrap();
+    let yaml = format!(
+        "schema_version: \"1.0\"\ntarget: {{ url: builtin, batch: {{ max_events: 200 }} }}\nsource: {{ file: \"{}\", format: ndjson, timestamps: shift, loop: false, memory: 64KB }}\nworkload: {{ eps: 10000, stop: {{ after: 10s }} }}\n",
+        file.display()
+    );
+    let cfg = write_config(tmp.path(), "stream.yaml", &yaml);
+    let o = bin().args(run_args(&cfg, 2, 4)).output().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", all(&o)));
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    assert_eq!(v["summary"]["events_sent"], 20_000, "{}", v["summary"]);
+    assert_eq!(
+        v["verification"]["distinct"], 20_000,
+        "{}",
+        v["verification"]
+    );
+    assert_eq!(v["verification"]["duplicates"], 0);
+}
+
+#[test]
+fn a_streamed_recording_keeps_memory_flat() {
+    // 200 MB of lines, streamed under a 1 MB limit, looped for 3 s: the run's own peak RSS
+    // stays far below the file (read into memory it would be above it).
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("huge.log");
+    {
+        use std::io::Write;
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&file).unwrap());
+        let pad = "x".repeat(150);
+        for i in 0..1_200_000u32 {
+            writeln!(
+                w,
+                "2025/03/14 09:{:02}:{:02} event {i} {pad}",
+                i / 60 % 60,
+                i % 60
+            )
+            .unwrap();
+        }
+    }
+    let size = std::fs::metadata(&file).unwrap().len();
+    assert!(size > 200_000_000, "{size}");
+    let yaml = format!(
+        "schema_version: \"1.0\"\ntarget: {{ url: builtin, batch: {{ max_events: 200 }} }}\nsource: {{ file: \"{}\", memory: 1MB }}\nworkload: {{ eps: 20000, stop: {{ after: 3s }} }}\nobservability: {{ watch: {{ pids: [1], self: true }} }}\nslo: {{ min_eps_ratio: 0.5 }}\n",
+        file.display()
+    );
+    let cfg = write_config(tmp.path(), "huge.yaml", &yaml);
+    let o = bin().args(run_args(&cfg, 2, 4)).output().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{}", all(&o)));
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let rss = v["watched"]["own"]["rss_peak_bytes"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{}", v["watched"]));
+    assert!(
+        rss < 120_000_000,
+        "peak RSS {rss} B for a {size} B recording"
+    );
+    assert_eq!(v["verification"]["lost_events"], 0, "{}", v["verification"]);
+}
+
+#[test]
 fn gen_file_shows_the_lines_as_a_run_sends_them() {
     let tmp = tempfile::tempdir().unwrap();
     let file = tmp.path().join("rec.ndjson");

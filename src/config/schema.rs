@@ -440,6 +440,9 @@ pub struct Replay {
     /// Where each line's timestamp is, when not found automatically.
     pub timestamp: Option<ReplayTimestamp>,
     pub accounting: bool,
+    /// Files larger than this in all are streamed instead of read into memory.
+    #[serde(serialize_with = "as_text")]
+    pub memory: Size,
 }
 
 /// `source.timestamp`: a regex (its first group, or the whole match, is the timestamp) and
@@ -1061,8 +1064,10 @@ fn read_replay(r: &mut Reader, node: &YamlNode) -> Option<Replay> {
         }
     });
     let accounting = o.get(r, "accounting").unwrap_or(true);
+    let memory = o.get(r, "memory").unwrap_or(Size(256 << 20));
     o.finish(r);
     Some(Replay {
+        memory,
         file: file?,
         format,
         timestamps,

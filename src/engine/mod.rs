@@ -297,7 +297,7 @@ fn spawn_workers(
                 picker: Picker::new(&m.shares, m.run),
                 wire: m.wire.clone(),
             }),
-            replay: plan.replay.clone(),
+            replay: plan.replay.as_ref().map(|r| r.for_worker(id)),
             timeline: plan.timeline.clone(),
             start,
             start_wall_ns,

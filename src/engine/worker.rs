@@ -1141,6 +1141,9 @@ impl Worker {
                     let seq = self.scheduled + n;
                     let before = b.body.len();
                     let t = src.next(seq);
+                    if !src.ready() {
+                        break;
+                    }
                     let f: &Framer = each.map_or(base, |v| &v[src.part()]);
                     if n == 0 {
                         head = f;
@@ -1187,6 +1190,9 @@ impl Worker {
                     let seq = self.scheduled + n;
                     let before = b.body.len();
                     let t = src.next(seq);
+                    if !src.ready() {
+                        break;
+                    }
                     let part = src.part();
                     let framer: &mut SyslogFramer = match &mut framing {
                         Framing::Stage(Framings::Syslog(v), stage) => &mut v[*stage],
@@ -1720,6 +1726,16 @@ impl<'a> Source<'a> {
             ctx: EventCtx::default(),
         };
         Some((src, framing))
+    }
+
+    /// Whether the prepared event can be written now (a streamed recording's line may not
+    /// have been read yet: the batch then ends short).
+    #[inline]
+    fn ready(&mut self) -> bool {
+        match self {
+            Source::Replay { player, ctx, .. } => player.ready(ctx.index),
+            _ => true,
+        }
     }
 
     /// The source (in a mix) of the prepared event; 0 otherwise.

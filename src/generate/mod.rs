@@ -8,6 +8,7 @@
 pub mod alias;
 pub mod program;
 pub mod replay;
+pub mod replay_stream;
 pub mod time;
 pub mod timeline;
 

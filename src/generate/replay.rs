@@ -6,6 +6,11 @@
 //! (`shift`, each loop one recording's span later), and the accounting tag added where the
 //! format allows it (a JSON member for ndjson, key=value pairs at the end of a plain line).
 //! Rendering copies bytes and writes digits into the caller's buffer: no allocation.
+//!
+//! Files larger than the memory limit are streamed (`replay_stream`): the recording here is
+//! then only their head (the first lines, to find the timestamp format, the first and last
+//! timestamps and the line count), and a reader thread deals the lines out to the workers in
+//! recycled segments.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -46,17 +51,17 @@ pub enum Locate {
 
 /// One line of a recording: its bytes and, when found, its timestamp's place and instant.
 #[derive(Clone, Copy, Debug)]
-struct Line {
-    start: usize,
-    end: usize,
+pub(super) struct Line {
+    pub(super) start: usize,
+    pub(super) end: usize,
     /// (offset in the line, length, instant)
-    ts: Option<(u32, u32, UnixNs)>,
+    pub(super) ts: Option<(u32, u32, UnixNs)>,
 }
 
 /// The files, read and indexed.
 pub struct Recording {
-    data: Vec<u8>,
-    lines: Vec<Line>,
+    pub(super) data: Vec<u8>,
+    pub(super) lines: Vec<Line>,
     pub format: Format,
     /// The timestamp format found (or given); `None` when no line has one.
     pub ts_format: Option<TsFormat>,
@@ -64,9 +69,29 @@ pub struct Recording {
     first_ns: UnixNs,
     span_ns: i64,
     pub files: Vec<PathBuf>,
+    /// How timestamps are found (for a stream's reader to find them the same way).
+    pub(super) finder: Option<Finder>,
+    /// Streamed: the lines of one pass (this recording holds only the head).
+    pub(super) streamed: Option<u64>,
+}
+
+/// The pattern a recording's timestamps were found with, and the given regex around it.
+#[derive(Clone)]
+pub(super) struct Finder {
+    pattern: Pattern,
+    outer: Option<Regex>,
+    year: i64,
+}
+
+impl Finder {
+    /// Finds the timestamp of each of `lines` in `data`.
+    pub(super) fn stamp(&self, data: &[u8], lines: &mut [Line]) {
+        stamp_lines(&self.pattern, self.outer.as_ref(), self.year, data, lines);
+    }
 }
 
 /// A detector: a format, the pattern that finds it, and how to read its fields.
+#[derive(Clone)]
 struct Pattern {
     format: TsFormat,
     re: Regex,
@@ -219,6 +244,25 @@ impl Recording {
     /// Reads and indexes `files`. Empty lines are skipped; an ndjson line that is not one JSON
     /// object is an error naming its file and line.
     pub fn load(files: Vec<PathBuf>, format: Format, locate: &Locate) -> Result<Recording, String> {
+        Self::load_within(files, format, locate, u64::MAX)
+    }
+
+    /// As `load` when the files hold at most `memory` bytes; else only their head, for a
+    /// stream (`streamed()`): the first lines (checked as `load` checks every line), the
+    /// last one's timestamp, and the count of lines.
+    pub fn load_within(
+        files: Vec<PathBuf>,
+        format: Format,
+        locate: &Locate,
+        memory: u64,
+    ) -> Result<Recording, String> {
+        let size: u64 = files
+            .iter()
+            .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+            .sum();
+        if size > memory {
+            return super::replay_stream::head(files, format, locate);
+        }
         let mut data = Vec::new();
         let mut lines = Vec::new();
         for path in &files {
@@ -227,6 +271,17 @@ impl Recording {
             data.extend_from_slice(&text);
             index_lines(&data, base, path, format, &mut lines)?;
         }
+        Self::of_lines(files, format, data, lines, locate)
+    }
+
+    /// A recording of `lines` in `data`, its timestamps found.
+    pub(super) fn of_lines(
+        files: Vec<PathBuf>,
+        format: Format,
+        data: Vec<u8>,
+        lines: Vec<Line>,
+        locate: &Locate,
+    ) -> Result<Recording, String> {
         if lines.is_empty() {
             return Err(format!("{}: no lines to replay", show(&files)));
         }
@@ -238,13 +293,34 @@ impl Recording {
             first_ns: 0,
             span_ns: 0,
             files,
+            finder: None,
+            streamed: None,
         };
         rec.find_timestamps(locate)?;
         Ok(rec)
     }
 
+    /// Streamed: the lines of one pass (this recording holds only their head).
+    pub fn streamed(&self) -> Option<u64> {
+        self.streamed
+    }
+
+    /// The first timestamp (ns) and the span of one pass, for a stream's head to set.
+    pub(super) fn set_span(&mut self, last_ns: Option<UnixNs>, lines: u64) {
+        if let (Some(last), Some(_)) = (last_ns, self.ts_format) {
+            let gap = (last - self.first_ns) / (lines.max(2) as i64 - 1);
+            self.span_ns = (last - self.first_ns + gap).max(1);
+        }
+        self.streamed = Some(lines);
+    }
+
+    pub(super) fn finder(&self) -> Option<&Finder> {
+        self.finder.as_ref()
+    }
+
+    /// Lines in one pass.
     pub fn len(&self) -> usize {
-        self.lines.len()
+        self.streamed.map_or(self.lines.len(), |n| n as usize)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -276,6 +352,11 @@ impl Recording {
                         format.name()
                     ));
                 }
+                self.finder = Some(Finder {
+                    pattern: p.clone(),
+                    outer: Some(re),
+                    year,
+                });
                 Some(p)
             }
             Locate::Auto => {
@@ -294,6 +375,11 @@ impl Recording {
                 }
                 best.map(|(_, p)| {
                     self.stamp(&p, None, year);
+                    self.finder = Some(Finder {
+                        pattern: p.clone(),
+                        outer: None,
+                        year,
+                    });
                     p
                 })
             }
@@ -336,8 +422,15 @@ impl Recording {
     /// Finds each line's timestamp with `p` (inside `outer`'s first group or match, when
     /// given).
     fn stamp(&mut self, p: &Pattern, outer: Option<&Regex>, year: i64) {
-        for l in &mut self.lines {
-            let line = &self.data[l.start..l.end];
+        stamp_lines(p, outer, year, &self.data, &mut self.lines);
+    }
+}
+
+/// Finds each line's timestamp with `p` (inside `outer`'s first group or match, when given).
+fn stamp_lines(p: &Pattern, outer: Option<&Regex>, year: i64, data: &[u8], lines: &mut [Line]) {
+    {
+        for l in lines.iter_mut() {
+            let line = &data[l.start..l.end];
             let (base, hay) = match outer {
                 Some(re) => match re.captures(line) {
                     Some(c) => {
@@ -368,7 +461,7 @@ fn show(files: &[PathBuf]) -> String {
         .join(", ")
 }
 
-fn index_lines(
+pub(super) fn index_lines(
     data: &[u8],
     base: usize,
     path: &Path,
@@ -408,7 +501,6 @@ fn index_lines(
 }
 
 /// One worker's player of a recording.
-#[derive(Clone)]
 pub struct Replayer {
     rec: Arc<Recording>,
     times: Times,
@@ -418,6 +510,27 @@ pub struct Replayer {
     shift_ns: i64,
     acct: Option<(AcctStyle, Arc<[u8]>)>,
     sent: SentDigits,
+    /// Streamed: every worker's feed, until each takes its own, and this worker's.
+    feeds: Option<Arc<super::replay_stream::Feeds>>,
+    feed: Option<Box<super::replay_stream::Feed>>,
+}
+
+/// A clone plays the same recording; a stream's feed stays with its worker (`for_worker`
+/// gives each its own).
+impl Clone for Replayer {
+    fn clone(&self) -> Replayer {
+        Replayer {
+            rec: self.rec.clone(),
+            times: self.times,
+            looped: self.looped,
+            writer: self.writer.clone(),
+            shift_ns: self.shift_ns,
+            acct: self.acct.clone(),
+            sent: self.sent.clone(),
+            feeds: self.feeds.clone(),
+            feed: None,
+        }
+    }
 }
 
 impl Replayer {
@@ -444,7 +557,30 @@ impl Replayer {
             looped,
             acct: accounting.map(|r| (style, Arc::from(r.as_bytes()))),
             sent: SentDigits::default(),
+            feeds: None,
+            feed: None,
         }
+    }
+
+    /// A streamed recording: starts the reader that deals its lines out to `workers` feeds
+    /// (each worker takes its own with `for_worker`). Nothing for one held in memory.
+    pub fn streaming(mut self, workers: usize) -> Replayer {
+        if self.rec.streamed().is_some() {
+            self.feeds = Some(super::replay_stream::start(
+                self.rec.clone(),
+                workers,
+                self.looped,
+            ));
+        }
+        self
+    }
+
+    /// This player for worker `id` (of a stream: with that worker's feed).
+    pub fn for_worker(&self, id: usize) -> Replayer {
+        let mut r = self.clone();
+        r.feed = self.feeds.as_ref().and_then(|f| f.take(id));
+        r.feeds = None;
+        r
     }
 
     /// Lines in one pass of the recording.
@@ -461,23 +597,72 @@ impl Replayer {
         self.looped
     }
 
-    /// Writes event `ctx.index`: its line, timestamp and tag.
+    /// Whether event `index` can be written now (a stream's reader may not have dealt it yet;
+    /// a recording in memory always can).
+    #[inline]
+    pub fn ready(&mut self, index: u64) -> bool {
+        match &mut self.feed {
+            Some(f) => f.ready(index),
+            None => true,
+        }
+    }
+
+    /// Writes event `ctx.index`: its line, timestamp and tag (of a stream: this worker's next
+    /// line, or the same one again for the same index).
     pub fn render(&mut self, ctx: &EventCtx, out: &mut Vec<u8>) {
+        let w = Write {
+            format: self.rec.format,
+            times: self.times,
+            writer: self.writer.as_mut(),
+            shift_ns: self.shift_ns,
+            span_ns: self.rec.span_ns,
+            acct: self.acct.as_ref(),
+            sent: &mut self.sent,
+        };
+        if let Some(f) = &mut self.feed {
+            if let Some((line, ts, pass)) = f.line(ctx.index) {
+                w.line(line, ts, pass, ctx, out);
+            }
+            return;
+        }
         let n = self.rec.lines.len() as u64;
         let (pass, k) = (ctx.index / n, (ctx.index % n) as usize);
         let l = self.rec.lines[k];
-        let line = &self.rec.data[l.start..l.end];
+        w.line(&self.rec.data[l.start..l.end], l.ts, pass, ctx, out);
+    }
+}
+
+/// What writing a line takes, borrowed from its player.
+struct Write<'a> {
+    format: Format,
+    times: Times,
+    writer: Option<&'a mut TsWriter>,
+    shift_ns: i64,
+    span_ns: i64,
+    acct: Option<&'a (AcctStyle, Arc<[u8]>)>,
+    sent: &'a mut SentDigits,
+}
+
+impl Write<'_> {
+    fn line(
+        self,
+        line: &[u8],
+        ts: Option<(u32, u32, UnixNs)>,
+        pass: u64,
+        ctx: &EventCtx,
+        out: &mut Vec<u8>,
+    ) {
         // Where the tag goes: before a JSON object's closing brace, or at the end.
-        let body_end = match (self.acct.is_some(), self.rec.format) {
+        let body_end = match (self.acct.is_some(), self.format) {
             (true, Format::Ndjson) => line.iter().rposition(|b| *b == b'}').unwrap_or(line.len()),
             _ => line.len(),
         };
-        match (l.ts, self.times, self.writer.as_mut()) {
+        match (ts, self.times, self.writer) {
             (Some((off, len, ns)), times, Some(w)) if times != Times::Keep => {
                 let (off, len) = (off as usize, len as usize);
                 let t = match times {
                     Times::Now => ctx.time_ns,
-                    _ => ns + self.shift_ns + pass as i64 * self.rec.span_ns,
+                    _ => ns + self.shift_ns + pass as i64 * self.span_ns,
                 };
                 out.extend_from_slice(&line[..off]);
                 w.write(t, out);
@@ -485,8 +670,8 @@ impl Replayer {
             }
             _ => out.extend_from_slice(&line[..body_end]),
         }
-        if let Some((style, run)) = &self.acct {
-            write_acct(*style, run, ctx, &mut self.sent, out);
+        if let Some((style, run)) = self.acct {
+            write_acct(*style, run, ctx, self.sent, out);
             out.extend_from_slice(acct_close(*style));
             out.extend_from_slice(&line[body_end..]);
         }

@@ -132,6 +132,7 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
                 started_wall_ns,
                 plan.config.tagged().then_some(plan.run_id.as_str()),
             )
+            .streaming(plan.threads.max(1))
         }),
         seed: plan.seed,
         run_id: plan.run_id.clone(),

@@ -321,7 +321,8 @@ fn replay_plan(cfg: &Config) -> Result<Option<ReplayPlan>, SetupError> {
         ReplayFormat::Lines => Format::Lines,
         ReplayFormat::Ndjson => Format::Ndjson,
     };
-    let recording = replay::Recording::load(files, format, &locate).map_err(bad)?;
+    let recording =
+        replay::Recording::load_within(files, format, &locate, r.memory.0).map_err(bad)?;
     Ok(Some(ReplayPlan {
         recording: Arc::new(recording),
         times: match r.timestamps {
