@@ -197,7 +197,7 @@ fn files_that_are_not_configs() {
     let o = validate(&missing, &[]);
     assert_clean_failure(&o, "missing");
     assert!(
-        text(&o).contains("missing.yaml") && text(&o).contains("no such file"),
+        text(&o).contains("missing.yaml: not found") && !text(&o).contains("invalid"),
         "{}",
         text(&o)
     );

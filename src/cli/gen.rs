@@ -23,6 +23,7 @@ use crate::run::source::random_seed;
 #[argh(
     subcommand,
     name = "gen",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench gen --source aws.cloudtrail -n 3",
     example = "ingestbench gen --source linux.syslog -n 1000 --format raw --seed 7 --anchor 2026-01-05T09:00:00Z",
     example = "ingestbench gen --config examples/timestamps-backfill.yaml -n 100000 --format ndjson > backfill.ndjson",

@@ -22,6 +22,7 @@ use crate::yaml::quoted as q;
 #[argh(
     subcommand,
     name = "http",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench http http://127.0.0.1:8080/ -n 10000 -c 50",
     example = "ingestbench http https://lb.example:8443/ingest -z 30s -q 5000 -m POST -D body.json -T application/json",
     example = "ingestbench http http://127.0.0.1:8088/ingest --source aws.cloudtrail -z 10s -c 8 -s 200",
@@ -271,7 +272,8 @@ pub fn config_text(a: &Args) -> Result<String, SetupError> {
     }
     match (&a.token_env, &a.auth) {
         (Some(var), auth) => {
-            let scheme = auth.as_deref().unwrap_or("bearer");
+            let default = crate::probe::setup::default_scheme(crate::config::schema::Adapter::Http);
+            let scheme = auth.as_deref().unwrap_or(default.name());
             t.push_str(&format!(
                 "  auth: {{ scheme: {}, token_env: {} }}\n",
                 q(scheme),

@@ -18,6 +18,7 @@ use crate::pack::Catalog;
 #[argh(
     subcommand,
     name = "init",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench init",
     example = "ingestbench init --non-interactive --adapter lphc --url builtin --eps 500 --duration 30s --out smoke.yaml",
     example = "ingestbench init --non-interactive --adapter hec --url https://splunk.lab:8088 --token-env HEC_TOKEN --source identity.okta",

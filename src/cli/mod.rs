@@ -1,11 +1,13 @@
 //! The command line: one file per subcommand (flags with argh, printing), all dispatched from
-//! `run`, which returns the process exit code. Usage errors exit 2, `--help` exits 0.
+//! `run`, which returns the process exit code. Usage errors exit 2; `--help`, `-h` and `help`
+//! exit 0, and so do `--version`/`-V` before a subcommand.
 
 mod r#gen;
 mod http;
 mod init;
 mod probe;
 mod run;
+mod run_config;
 mod scenario;
 mod secret;
 mod serve;
@@ -26,8 +28,10 @@ use crate::exit::Exit;
 /// ingestbench: SIEM ingestion load engine. Generates realistic security telemetry, pushes it to
 /// a collector at a controlled rate and measures throughput, latency and errors honestly.
 #[argh(
+    help_triggers("-h", "--help", "help"),
+    example = "ingestbench run --url builtin --eps 500 --duration 10s",
     example = "ingestbench validate --config examples/steady-smoke.yaml",
-    note = "Exit codes: 0 OK, 2 invalid config or usage, 3 SLO breach, 4 auth failure, 5 lost or duplicated events, 6 run aborted."
+    note = "--version (-V) prints the version. Exit codes: 0 OK, 2 invalid config or usage, 3 SLO breach, 4 auth failure, 5 lost or duplicated events, 6 run aborted."
 )]
 struct Top {
     #[argh(subcommand)]
@@ -63,6 +67,13 @@ pub fn run(args: &[String]) -> i32 {
         .map(|s| program_name(s))
         .unwrap_or("ingestbench");
     let mut rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    // argh has no version flag: `ingestbench --version` and `-V` are taken here.
+    if let [flag] = rest.as_slice()
+        && (*flag == "--version" || *flag == "-V")
+    {
+        out(&version::line());
+        return Exit::Ok.code();
+    }
     // argh's long names cannot hold a dot: `http --http1.1` is spelled `--http11` for it.
     if rest.first() == Some(&"http") {
         for a in rest.iter_mut().filter(|a| **a == "--http1.1") {
@@ -78,10 +89,15 @@ pub fn run(args: &[String]) -> i32 {
                     Exit::Ok.code()
                 }
                 Err(()) => {
-                    err(&format!(
-                        "{}\nRun `{name} --help` for usage.",
-                        early.output.trim_end()
-                    ));
+                    match positional_config(&rest, &early.output) {
+                        Some(file) => err(&format!(
+                            "error: `{name} run` takes its config as an option: {name} run --config {file}\nRun `{name} run --help` for usage."
+                        )),
+                        None => err(&format!(
+                            "{}\nRun `{name} --help` for usage.",
+                            early.output.trim_end()
+                        )),
+                    }
                     Exit::Invalid.code()
                 }
             };
@@ -105,6 +121,20 @@ pub fn run(args: &[String]) -> i32 {
         Command::Version(a) => version::run(a),
     };
     code.code()
+}
+
+/// `run FILE`: argh refuses the file as an unrecognized argument; the refused word, when it is
+/// `run`'s and no option.
+fn positional_config<'a>(rest: &[&'a str], refusal: &str) -> Option<&'a str> {
+    let word = refusal
+        .lines()
+        .next()?
+        .strip_prefix("Unrecognized argument: ")?
+        .trim()
+        .trim_matches('"');
+    (rest.first() == Some(&"run") && !word.starts_with('-'))
+        .then(|| rest.iter().find(|a| **a == word).copied())
+        .flatten()
 }
 
 fn program_name(path: &str) -> &str {

@@ -20,6 +20,7 @@ use crate::run::{self, SetupError};
 #[argh(
     subcommand,
     name = "probe",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench probe --config examples/generic-hec.yaml",
     example = "ingestbench probe --url https://hec.example:8088 --adapter generic-hec --token-env HEC_TOKEN",
     example = "ingestbench probe --url tls://127.0.0.1:6514 --ca-file certs/ca.pem --output json",

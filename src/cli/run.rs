@@ -1,5 +1,6 @@
-//! `ingestbench run --config FILE`: the main job. Reads the flags into `run::Overrides`, asks
-//! the run library for a plan, starts the run with the terminal line as an observer (on
+//! `ingestbench run --config FILE | --url URL`: the main job. Reads the flags into
+//! `run::Overrides` and the target, source and rate flags into a config (`run_config`: one of
+//! its own without `--config`, else over the file's), asks the run library for a plan, starts the run with the terminal line as an observer (on
 //! stderr when it is a terminal, whatever `--output` says), prints the report and the reasons
 //! for a non-zero exit, and returns the exit code the run library chose.
 
@@ -18,21 +19,58 @@ use crate::run::{self, Observer, Overrides, Run, SetupError, Snapshot, ceiling};
 use crate::serve;
 use crate::stats::snapshot::RunState;
 
+use super::run_config::{self, Flags, Given};
+
 #[derive(FromArgs)]
-/// Run a load test: generate events from the config's source pack and send them to its target.
+/// Run a load test: generate events from the config's source pack and send them to its target
+/// (a config file, or the target, source and rate flags alone).
 #[argh(
     subcommand,
     name = "run",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench run --config examples/steady-smoke.yaml",
+    example = "ingestbench run --url builtin --eps 500 --duration 10s",
+    example = "ingestbench run --url https://hec.example:8088 --token-env HEC_TOKEN --source aws.cloudtrail --rate 500GB/day --duration 5m",
+    example = "ingestbench run --url tcp://127.0.0.1:5514 --rate 2MB/s --total 100000 --print-config > syslog.yaml",
     example = "ingestbench run --config examples/lphc.yaml --duration 30s --eps 20000 --threads 2 --workers 8",
     example = "ingestbench run --config my.yaml --output json > report.json",
     example = "ingestbench run --config examples/ramp.yaml --timeline full",
-    note = "Exit codes: 0 OK, 2 invalid config, 3 SLO breach, 4 authentication failure, 5 lost or duplicated events, 6 aborted (e.g. target unreachable)."
+    note = "Without --config: --url is needed; the adapter follows the url (tcp/udp/tls:// syslog, /services/collector HEC, else lphc), the source is aws.cloudtrail (linux.syslog for syslog), 1000 eps for 1m unless --eps/--rate and --duration/--total say. With --config the flags replace the file's values. --rate converts through the mean event size of the run's source as framed (measured at setup) and the report states both. Exit codes: 0 OK, 2 invalid config, 3 SLO breach, 4 authentication failure, 5 lost or duplicated events, 6 aborted (e.g. target unreachable)."
 )]
 pub struct Args {
-    /// the config file
+    /// the config file (without it, --url and the other flags make the config)
     #[argh(option, short = 'c')]
-    config: PathBuf,
+    config: Option<PathBuf>,
+    /// where events go (overrides target.url): http(s)://HOST:PORT/PATH, tcp://, udp://,
+    /// tls:// (syslog) or builtin (the built-in sink, in process)
+    #[argh(option)]
+    url: Option<String>,
+    /// lphc, generic-hec, syslog or http (overrides target.adapter; default from the url)
+    #[argh(option)]
+    adapter: Option<String>,
+    /// source pack(s) ID[:SHARE],… (overrides source), e.g. aws.cloudtrail or
+    /// aws.cloudtrail:0.7,linux.syslog:0.3
+    #[argh(option)]
+    source: Option<String>,
+    /// a steady data rate instead of --eps, e.g. 20MB/s, 1.5GB/h, 500GB/day (overrides the
+    /// workload; converted to eps through the source's mean event size)
+    #[argh(option)]
+    rate: Option<String>,
+    /// environment variable holding the target's token (overrides target.auth's source)
+    #[argh(option)]
+    token_env: Option<String>,
+    /// file (mode 0600) holding the target's token
+    #[argh(option)]
+    token_file: Option<PathBuf>,
+    /// name of the target's token in the secret store (`ingestbench secret set`)
+    #[argh(option)]
+    token_secret: Option<String>,
+    /// how the token is sent: x-api-key (lphc's default), splunk (HEC's), bearer, basic, header
+    #[argh(option)]
+    auth: Option<String>,
+    /// print the config this command line comes to (YAML, defaults left out) and exit
+    #[argh(switch)]
+    print_config: bool,
     /// stop after this long (overrides workload.stop), e.g. 30s
     #[argh(option)]
     duration: Option<String>,
@@ -171,27 +209,109 @@ pub fn run(a: Args) -> Exit {
 
 fn start(a: &Args) -> Result<Exit, SetupError> {
     let ov = overrides(a)?;
+    let flags = Flags::parse(&Given {
+        url: a.url.as_deref(),
+        adapter: a.adapter.as_deref(),
+        source: a.source.as_deref(),
+        rate: a.rate.as_deref(),
+        token_env: a.token_env.as_deref(),
+        token_file: a.token_file.as_deref().and_then(std::path::Path::to_str),
+        token_secret: a.token_secret.as_deref(),
+        auth: a.auth.as_deref(),
+        eps: a.eps.is_some(),
+    })?;
+    if a.token_file.as_ref().is_some_and(|p| p.to_str().is_none()) {
+        return Err(SetupError::invalid("--token-file: the path is not UTF-8"));
+    }
     let catalog = Catalog::discover(a.packs.as_deref()).map_err(SetupError::invalid)?;
     let dir = match a.secrets_dir.clone() {
         Some(d) => d,
         None => secrets::default_dir().map_err(SetupError::invalid)?,
     };
     let store = Store::new(dir);
-    let loaded = run::load_config(&a.config, &store, &catalog)?;
+    let (loaded, origin) = load(a, &flags, &store, &catalog)?;
     for w in &loaded.warnings {
         super::err(&format!("warning: {w}"));
     }
-    if loaded.config.workload.find_ceiling {
-        let mut p = ceiling::Params::of(&loaded.config.workload);
+    if a.print_config {
+        super::out(&run_config::print(
+            &loaded.config,
+            &ov,
+            &origin,
+            &unkept(a),
+        )?);
+        return Ok(Exit::Ok);
+    }
+    // The report's config says what the flags changed too (`--workers`, `--status`, …).
+    let mut config = loaded.config;
+    run_config::fold(&mut config, &ov)?;
+    if config.workload.find_ceiling {
+        let mut p = ceiling::Params::of(&config.workload);
         if let Some(eps) = a.eps {
             p.start_eps = eps;
             p.max_eps = p.max_eps.max(eps);
             p.min_eps = p.min_eps.min(eps);
         }
-        let outcome = find_ceiling(loaded.config, &p, &ov, &catalog, &store)?;
+        let outcome = find_ceiling(config, &p, &ov, &catalog, &store)?;
         return Ok(print(a, outcome));
     }
-    run_planned(loaded.config, &ov, &catalog, &store, |o| print(a, o))
+    run_planned(config, &ov, &catalog, &store, |o| print(a, o))
+}
+
+/// The config: the file's, the flags' own (no `--config`), or the flags over the file's —
+/// the last two read back through the loader and validator as text; and where it came from.
+fn load(
+    a: &Args,
+    flags: &Flags,
+    store: &Store,
+    catalog: &Catalog,
+) -> Result<(run::LoadedConfig, String), SetupError> {
+    let Some(path) = &a.config else {
+        let v = flags.own_config()?;
+        let origin = "the command line".to_string();
+        let text = crate::config::text::to_yaml(&v);
+        return Ok((run::load_generated(&text, &origin, store, catalog)?, origin));
+    };
+    let file = run::load_config(path, store, catalog)?;
+    let origin = format!("{} with the command line", path.display());
+    if flags.is_empty() {
+        return Ok((file, origin));
+    }
+    // The file's warnings come again (by field) from the config read back below.
+    let mut v = crate::config::text::value(&file.config);
+    flags.apply(&mut v)?;
+    let text = crate::config::text::to_yaml(&v);
+    Ok((run::load_generated(&text, &origin, store, catalog)?, origin))
+}
+
+/// The flags given that no config key holds, as they were written (for `--print-config`).
+fn unkept(a: &Args) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(t) = a.threads {
+        v.push(format!("--threads {t}"));
+    }
+    if a.no_pin {
+        v.push("--no-pin".into());
+    }
+    if let Some(s) = &a.scenario {
+        v.push(format!("--scenario {}", s.display()));
+    }
+    if let Some(s) = &a.scenario_speed {
+        v.push(format!("--scenario-speed {s}"));
+    }
+    if let Some(p) = &a.packs {
+        v.push(format!("--packs {}", p.display()));
+    }
+    if let Some(d) = &a.secrets_dir {
+        v.push(format!("--secrets-dir {}", d.display()));
+    }
+    if a.output != Output::Text {
+        v.push(format!("--output {}", a.output));
+    }
+    if a.timeline == Timeline::Full {
+        v.push("--timeline full".into());
+    }
+    v
 }
 
 /// Plans and runs `config` with `ov` — warnings and what is served where on stderr, the live

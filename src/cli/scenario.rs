@@ -28,6 +28,7 @@ pub const RUN_ID: &str = "r-scenario";
 #[argh(
     subcommand,
     name = "scenario",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench scenario --file examples/scenarios/brute-force-valid-account-execution.yaml --format ndjson --truth truth.json",
     example = "ingestbench scenario --file examples/scenarios/brute-force-valid-account-execution.yaml --speed 60x",
     example = "ingestbench scenario --file my-chain.yaml --check",

@@ -13,6 +13,7 @@ use crate::exit::Exit;
 #[argh(
     subcommand,
     name = "secret",
+    help_triggers("-h", "--help", "help"),
     example = "printf %s \"$HEC_TOKEN\" | ingestbench secret set hec-prod",
     example = "ingestbench secret list",
     example = "ingestbench secret rm hec-prod",
@@ -36,6 +37,7 @@ enum Cmd {
 #[argh(
     subcommand,
     name = "set",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench secret set hec-prod < token.txt"
 )]
 struct SetArgs {
@@ -49,7 +51,12 @@ struct SetArgs {
 
 #[derive(FromArgs)]
 /// List the names of stored secrets (never their values).
-#[argh(subcommand, name = "list", example = "ingestbench secret list")]
+#[argh(
+    subcommand,
+    name = "list",
+    help_triggers("-h", "--help", "help"),
+    example = "ingestbench secret list"
+)]
 struct ListArgs {
     /// store directory (default: the per-user store)
     #[argh(option)]
@@ -58,7 +65,12 @@ struct ListArgs {
 
 #[derive(FromArgs)]
 /// Remove the secret NAME.
-#[argh(subcommand, name = "rm", example = "ingestbench secret rm hec-prod")]
+#[argh(
+    subcommand,
+    name = "rm",
+    help_triggers("-h", "--help", "help"),
+    example = "ingestbench secret rm hec-prod"
+)]
 struct RmArgs {
     /// the secret's name
     #[argh(positional)]

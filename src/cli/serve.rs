@@ -15,6 +15,7 @@ use crate::serve::panel::{PanelError, PanelOptions, PanelServer};
 #[argh(
     subcommand,
     name = "serve",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench serve",
     example = "ingestbench serve --configs-dir examples --reports-dir reports --scenarios-dir examples/scenarios",
     example = "PANEL_TOKEN=$(openssl rand -hex 16) ingestbench serve --listen 0.0.0.0:8080 --allow-remote --token-env PANEL_TOKEN",

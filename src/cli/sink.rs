@@ -1,5 +1,6 @@
-//! `ingestbench sink`: the built-in collector as a standalone process. Prints one line per
-//! listener on stderr first, the HTTP one first (`sink listening on http://ADDR` or
+//! `ingestbench sink`: the built-in collector as a standalone process. Listens for HTTP at
+//! `--http` (127.0.0.1:8088 when no listener at all is given; none when only syslog ones
+//! are), prints one line per listener on stderr first, the HTTP one first (`sink listening on http://ADDR` or
 //! `https://ADDR`, then `syslog+tcp://`, `syslog+udp://`, `syslog+tls://`), serves until
 //! Ctrl-C, SIGTERM or `--duration`, then prints the final `SinkStats` as JSON on stdout. Binds
 //! to loopback only unless `--allow-remote`. The token is never printed.
@@ -21,18 +22,21 @@ use crate::sink::{self, Faults, SinkConfig, SinkTls};
 #[argh(
     subcommand,
     name = "sink",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench sink --http 127.0.0.1:8088",
     example = "SINK_TOKEN=s3cret ingestbench sink --http 127.0.0.1:8088 --token-env SINK_TOKEN --hec-ack",
     example = "ingestbench sink --fault-429 0.1 --retry-after 2 --latency-ms 20 --duration 5m > sink-stats.json",
     example = "curl -s http://127.0.0.1:8088/stats",
     example = "ingestbench sink --syslog-tcp 127.0.0.1:6601 --syslog-udp 127.0.0.1:6514 --duration 1m",
+    example = "ingestbench sink --http 127.0.0.1:8088 --syslog-udp 127.0.0.1:5514",
     example = "ingestbench sink --tls-cert server.pem --tls-key server.key --syslog-tls 127.0.0.1:6514",
-    note = "Endpoints: POST /ingest (or any POST path outside /services/: a JSON array or NDJSON, answered {{\"accepted\":N}}); Splunk HEC POST /services/collector[/event|/raw|/ack], GET /services/collector/health; GET /stats; GET|POST /_faults to read or change the faults while running. Faults apply to HTTP data requests only; faulted requests count no events. Syslog over TCP and TLS takes octet-counted (RFC 5425) and LF-framed messages, told apart per frame; over UDP one message per datagram. With --tls-cert and --tls-key the HTTP listener serves HTTPS only."
+    note = "Endpoints: POST /ingest (or any POST path outside /services/: a JSON array or NDJSON, answered {{\"accepted\":N}}); Splunk HEC POST /services/collector[/event|/raw|/ack], GET /services/collector/health; GET /stats; GET|POST /_faults to read or change the faults while running. Faults apply to HTTP data requests only; faulted requests count no events. Syslog over TCP and TLS takes octet-counted (RFC 5425) and LF-framed messages, told apart per frame; over UDP one message per datagram. With --tls-cert and --tls-key the HTTP listener serves HTTPS only. HTTP is served at 127.0.0.1:8088 when no listener is given at all; with --syslog-* listeners only when --http is given too (for /stats and /_faults while it runs)."
 )]
 pub struct Args {
-    /// address to listen on (default 127.0.0.1:8088; port 0 picks a free one)
-    #[argh(option, default = "String::from(\"127.0.0.1:8088\")")]
-    http: String,
+    /// where HTTP is taken (default 127.0.0.1:8088 when no --syslog-* listener is given, else
+    /// no HTTP listener; port 0 picks a free one)
+    #[argh(option)]
+    http: Option<String>,
     /// token clients must present (X-API-Key, Bearer, Splunk, or Basic password); visible in `ps`, prefer --token-env
     #[argh(option)]
     token: Option<String>,
@@ -115,6 +119,19 @@ fn opt_addr(
         .transpose()
 }
 
+/// The HTTP listener: `--http`, else the default when no syslog listener is asked for.
+fn http_addr(a: &Args) -> Result<Option<SocketAddr>, String> {
+    let syslog = a.syslog_tcp.is_some() || a.syslog_udp.is_some() || a.syslog_tls.is_some();
+    match (&a.http, syslog) {
+        (Some(v), _) => listen_addr("--http", v, a.allow_remote).map(Some),
+        (None, false) => listen_addr("--http", DEFAULT_HTTP, a.allow_remote).map(Some),
+        (None, true) => Ok(None),
+    }
+}
+
+/// Where HTTP is taken when no listener is given.
+pub const DEFAULT_HTTP: &str = "127.0.0.1:8088";
+
 fn fail(msg: &str) -> Exit {
     super::err(&format!("error: {msg}"));
     Exit::Invalid
@@ -123,7 +140,7 @@ fn fail(msg: &str) -> Exit {
 pub fn run(a: Args) -> Exit {
     let addrs = (|| {
         Ok::<_, String>((
-            listen_addr("--http", &a.http, a.allow_remote)?,
+            http_addr(&a)?,
             opt_addr("--syslog-tcp", &a.syslog_tcp, a.allow_remote)?,
             opt_addr("--syslog-udp", &a.syslog_udp, a.allow_remote)?,
             opt_addr("--syslog-tls", &a.syslog_tls, a.allow_remote)?,
@@ -205,7 +222,9 @@ pub fn run(a: Args) -> Exit {
         Ok(h) => h,
         Err(e) => return fail(&e),
     };
-    super::err(&format!("sink listening on {}", handle.url()));
+    if handle.http_addr().is_some() {
+        super::err(&format!("sink listening on {}", handle.url()));
+    }
     for (scheme, at) in [
         ("syslog+tcp", handle.syslog_tcp_addr()),
         ("syslog+udp", handle.syslog_udp_addr()),

@@ -29,6 +29,7 @@ use super::run::Output;
 #[argh(
     subcommand,
     name = "size",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench size --eps 10000 --event-bytes 500",
     example = "ingestbench size --eps 50000 --source windows.security --adapter hec --compression gzip",
     example = "ingestbench size --eps 20000 --event-bytes 1.2KB --adapter syslog --transport udp --days 365",

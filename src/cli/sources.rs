@@ -16,6 +16,7 @@ use crate::pack::{self, Catalog, PackSource};
 #[argh(
     subcommand,
     name = "sources",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench sources list",
     example = "ingestbench sources show windows.security",
     example = "ingestbench sources scaffold acme.vpn > packs/acme.vpn.yaml",
@@ -40,6 +41,7 @@ enum Cmd {
 #[argh(
     subcommand,
     name = "list",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench sources list --packs my-packs/"
 )]
 struct ListArgs {
@@ -53,6 +55,7 @@ struct ListArgs {
 #[argh(
     subcommand,
     name = "show",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench sources show aws.cloudtrail"
 )]
 struct ShowArgs {
@@ -69,6 +72,7 @@ struct ShowArgs {
 #[argh(
     subcommand,
     name = "scaffold",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench sources scaffold acme.vpn --out packs/acme.vpn.yaml"
 )]
 struct ScaffoldArgs {
@@ -85,6 +89,7 @@ struct ScaffoldArgs {
 #[argh(
     subcommand,
     name = "validate",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench sources validate packs/aws.cloudtrail.yaml"
 )]
 struct ValidateArgs {

@@ -20,6 +20,7 @@ use super::run::Output;
 #[argh(
     subcommand,
     name = "spawn",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench spawn --rate 200/s --duration 30s --pid $(pidof auditd)",
     example = "ingestbench spawn --command /bin/true --delay 5ms --duration 30s --process laurel --report out.csv",
     example = "ingestbench spawn --rate 1000/s --duration 10s --baseline 5s --output json",

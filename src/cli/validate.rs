@@ -15,6 +15,7 @@ use crate::yaml::diag::Diagnostic;
 #[argh(
     subcommand,
     name = "validate",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench validate --config examples/steady-smoke.yaml",
     example = "ingestbench validate --config my.yaml --output json",
     note = "Exits 0 when the config is valid and 2 when it is not."
@@ -70,6 +71,12 @@ pub fn run(a: Args) -> Exit {
             return Exit::Invalid;
         }
     };
+    if a.output == Output::Text
+        && std::fs::metadata(&a.config).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    {
+        super::err(&format!("error: {}: not found", a.config.display()));
+        return Exit::Invalid;
+    }
     let loaded = config::load(&a.config, &secrets::Store::new(dir), Some(&catalog));
     let file = a.config.display().to_string();
     let valid = loaded.config.is_some();

@@ -23,6 +23,7 @@ use crate::verify::{self, Options, VerifyError, expected::Expected, source::Spec
 #[argh(
     subcommand,
     name = "verify",
+    help_triggers("-h", "--help", "help"),
     example = "ingestbench verify --report report.json --source 'file:/var/log/ingest/out*.log'",
     example = "ingestbench verify --report report.json --source sink:http://127.0.0.1:9800 --output json",
     example = "ingestbench verify --report report.json --source 'opensearch:https://os:9200/logs-*' --user verifier --token-env OS_PASSWORD --ca-file ca.pem",

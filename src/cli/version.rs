@@ -7,7 +7,12 @@ use crate::exit::Exit;
 
 #[derive(FromArgs)]
 /// Print the version, the git commit it was built from and the target triple.
-#[argh(subcommand, name = "version", example = "ingestbench version")]
+#[argh(
+    subcommand,
+    name = "version",
+    help_triggers("-h", "--help", "help"),
+    example = "ingestbench version"
+)]
 pub struct Args {}
 
 /// `ingestbench 0.1.0 (commit 1a2b3c4d5e6f, x86_64-unknown-linux-gnu)`

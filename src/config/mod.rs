@@ -5,6 +5,7 @@
 
 pub mod schema;
 pub mod secrets;
+pub mod text;
 pub mod units;
 pub mod validate;
 
@@ -243,5 +244,53 @@ mod tests {
         assert_eq!(v["target"]["auth"]["token_env"], "MY_TOKEN");
         assert_eq!(v["workload"]["stop"]["after"], "5s");
         assert_eq!(v["target"]["batch"]["max_bytes"], "1MB");
+    }
+
+    #[test]
+    fn a_data_rate_is_a_steady_workload_of_its_own() {
+        let with = |w: &str| BASE.replace("workload: { eps: 10, stop: { after: 5s } }", w);
+        let ok = load(&with("workload: { rate: 500GB/day, stop: { after: 5s } }"));
+        let c = ok.config.expect("valid");
+        assert_eq!(c.workload.rate.unwrap().to_string(), "500GB/day");
+        assert_eq!(c.workload.eps, None);
+        let v = serde_json::to_value(&c).unwrap();
+        assert_eq!(v["workload"]["rate"], "500GB/day");
+        for (w, want) in [
+            (
+                "workload: { rate: 20MB, stop: { after: 5s } }",
+                "is not a data rate",
+            ),
+            (
+                "workload: { rate: 0MB/s, stop: { after: 5s } }",
+                "must be greater than 0",
+            ),
+            (
+                "workload: { eps: 5, rate: 1MB/s, stop: { after: 5s } }",
+                "not both",
+            ),
+            (
+                "workload: { profile: ramp, rate: 1MB/s, ramp: { from_eps: 1, to_eps: 2, over: 1s }, stop: { after: 5s } }",
+                "rate applies to profile steady",
+            ),
+            ("workload: { rate: 1MB/s, find_ceiling: true }", "ceiling"),
+            (
+                "workload: { stop: { after: 5s } }",
+                "needs eps (events per second) or rate",
+            ),
+        ] {
+            let m = messages(&load(&with(w)));
+            assert!(
+                m.iter()
+                    .any(|s| s.contains(want) && s.starts_with("workload.")),
+                "{w}: {m:?}"
+            );
+        }
+        let http = "schema_version: \"1.0\"\ntarget: { adapter: http, url: \"http://127.0.0.1:1/\" }\nworkload: { rate: 1MB/s, stop: { after: 5s } }\n";
+        let m = messages(&load(http));
+        assert!(
+            m.iter()
+                .any(|s| s.starts_with("workload.rate") && s.contains("give source")),
+            "{m:?}"
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! rules live in `validate.rs`. No token value is ever held here: only where to find it (an
 //! environment variable name, a file path, a secret name), so a config can be printed whole.
 
-use crate::config::units::{Dur, Size};
+use crate::config::units::{DataRate, Dur, Size};
 use crate::yaml::{FromYaml, Obj, Pairs, Reader, YamlNode};
 use crate::yaml_enum;
 use serde::Serialize;
@@ -420,6 +420,7 @@ pub struct Source {
     pub eps: Option<f64>,
     pub version: String,
     /// Pool sizes by entity kind, in file order.
+    #[serde(serialize_with = "pairs")]
     pub entities: Vec<(String, u64)>,
     pub timestamps: Timestamps,
     /// Tag every event with run id, agent and sequence number (default on).
@@ -486,6 +487,10 @@ pub struct Timestamps {
 pub struct Workload {
     pub profile: Profile,
     pub eps: Option<f64>,
+    /// A steady data rate instead of `eps` (`20MB/s`, `500GB/day`): the run's events per
+    /// second are this over the mean event size measured at setup (`run::rate`).
+    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "opt_text")]
+    pub rate: Option<DataRate>,
     pub burst: Option<Burst>,
     pub ramp: Option<Ramp>,
     pub steps: Option<Vec<Step>>,
@@ -678,7 +683,7 @@ pub struct VerifyTls {
 
 pub const DEFAULT_SETTLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
-fn pairs<S: serde::Serializer>(v: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+fn pairs<V: Serialize, S: serde::Serializer>(v: &[(String, V)], s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
     let mut m = s.serialize_map(Some(v.len()))?;
     for (k, val) in v {
@@ -1137,6 +1142,7 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
     let mut o = r.obj(node, "workload")?;
     let profile = o.get(r, "profile").unwrap_or(Profile::Steady);
     let eps = o.get(r, "eps");
+    let rate = o.get(r, "rate");
     let burst = o.sub(r, "burst", |r, mut b| {
         let v = (
             b.req(r, "high_eps"),
@@ -1210,6 +1216,7 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
         workers,
         profile,
         eps,
+        rate,
         burst: burst.flatten(),
         ramp: ramp.flatten(),
         steps,

@@ -1,5 +1,5 @@
-//! Units in config values: durations (`250ms`, `90s`, `5m`, `1h30m`, `14d`) and byte sizes
-//! (`512KB`, `1MiB`, `2MB`). Decimal prefixes are powers of 1000 (KB = 1000 B), binary prefixes
+//! Units in config values: durations (`250ms`, `90s`, `5m`, `1h30m`, `14d`), byte sizes
+//! (`512KB`, `1MiB`, `2MB`) and data rates (`20MB/s`, `1.5GB/h`, `500GB/day`). Decimal prefixes are powers of 1000 (KB = 1000 B), binary prefixes
 //! powers of 1024 (KiB = 1024 B), as the README states. Parsing is pure and total: every input
 //! gives a value or a message that says what was expected.
 
@@ -99,6 +99,77 @@ pub fn parse_size(text: &str) -> Result<Size, String> {
     u64::try_from(bytes)
         .map(Size)
         .map_err(|_| format!("{text:?} is too large a size"))
+}
+
+/// A data rate: a byte size per unit of time (`20MB/s`, `1.5GB/h`, `500GB/day`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataRate {
+    pub bytes: Size,
+    /// The unit of time, by its name as written back (`s`, `min`, `h`, `day`).
+    pub per: &'static str,
+}
+
+/// The units of time a data rate may be per, in seconds (`m` is minutes, as in durations).
+const RATE_UNITS: &[(&str, &str, u64)] = &[
+    ("s", "s", 1),
+    ("sec", "s", 1),
+    ("m", "min", 60),
+    ("min", "min", 60),
+    ("h", "h", 3_600),
+    ("d", "day", 86_400),
+    ("day", "day", 86_400),
+];
+
+impl DataRate {
+    /// Seconds in the unit of time.
+    fn seconds(&self) -> u64 {
+        RATE_UNITS
+            .iter()
+            .find(|(_, name, _)| *name == self.per)
+            .map_or(1, |(_, _, s)| *s)
+    }
+
+    pub fn bytes_per_s(&self) -> f64 {
+        self.bytes.0 as f64 / self.seconds() as f64
+    }
+}
+
+/// Parses `20MB/s`, `1.5GB/h`, `500GB/day`, `300KiB/min`: a size (as `parse_size` takes it,
+/// a unit required), a slash, and `s`, `min` (or `m`), `h` or `day` (or `d`).
+pub fn parse_data_rate(text: &str) -> Result<DataRate, String> {
+    let bad = || {
+        format!(
+            "{text:?} is not a data rate (a size per s, min, h or day, e.g. 20MB/s, 1.5GB/h, 500GB/day)"
+        )
+    };
+    let (size, per) = text.trim().split_once('/').ok_or_else(bad)?;
+    let size = size.trim();
+    // A bare number is refused: bytes or megabytes? The forgotten unit again.
+    if size.is_empty() || size.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
+        return Err(bad());
+    }
+    let bytes = parse_size(size).map_err(|_| bad())?;
+    let per = RATE_UNITS
+        .iter()
+        .find(|(u, _, _)| *u == per.trim())
+        .map(|(_, name, _)| *name)
+        .ok_or_else(bad)?;
+    Ok(DataRate { bytes, per })
+}
+
+impl fmt::Display for DataRate {
+    /// `20MB/s`, `1500MB/h`, `1MiB/s`: the size in the largest decimal unit that divides it
+    /// (rates are mostly asked for in decimal units), else as `Size` writes it; then the unit
+    /// of time.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.bytes.0;
+        for (unit, factor) in [("GB", 1_000_000_000u64), ("MB", 1_000_000), ("KB", 1_000)] {
+            if b >= factor && b.is_multiple_of(factor) {
+                return write!(f, "{}{unit}/{}", b / factor, self.per);
+            }
+        }
+        write!(f, "{}/{}", self.bytes, self.per)
+    }
 }
 
 /// `num` (digits with at most one `.`) times `factor`, exact where the result is whole;
@@ -244,5 +315,45 @@ mod tests {
             assert_eq!(parse_size(&v.to_string()).unwrap(), v, "{s} -> {v}");
         }
         assert_eq!(parse_size("1MiB").unwrap().to_string(), "1MiB");
+    }
+
+    #[test]
+    fn data_rates() {
+        let r = |s: &str| parse_data_rate(s).unwrap();
+        assert_eq!(r("20MB/s").bytes_per_s(), 20_000_000.0);
+        assert_eq!(r("1.5GB/h").bytes_per_s(), 1_500_000_000.0 / 3600.0);
+        assert_eq!(r("500GB/day").bytes_per_s(), 500e9 / 86_400.0);
+        assert_eq!(r("500GB/d"), r("500GB/day"));
+        assert_eq!(r("60KiB/min").bytes_per_s(), 1024.0);
+        assert_eq!(r("60KiB/m"), r("60KiB/min"));
+        assert_eq!(r(" 2 MB / s ").bytes_per_s(), 2e6);
+        for s in [
+            "20MB/s",
+            "1.5GB/h",
+            "500GB/day",
+            "60KiB/min",
+            "100B/s",
+            "1MiB/s",
+        ] {
+            let v = r(s);
+            assert_eq!(r(&v.to_string()), v, "{s} -> {v}");
+        }
+        assert_eq!(r("500GB/day").to_string(), "500GB/day");
+        assert_eq!(r("1MiB/s").to_string(), "1MiB/s");
+        assert_eq!(r("1.5GB/h").to_string(), "1500MB/h");
+        for s in [
+            "",
+            "20MB",
+            "20/s",
+            "MB/s",
+            "20MB/week",
+            "20mb/s",
+            "20MB/s/s",
+            "-1MB/s",
+            "1.2.3MB/s",
+        ] {
+            let e = parse_data_rate(s).unwrap_err();
+            assert!(e.contains("not a data rate"), "{s}: {e}");
+        }
     }
 }

@@ -67,6 +67,7 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
         );
     }
     workload(&c.workload, r);
+    data_rate(c, r);
     observability(&c.observability, r);
     watch(&c.observability, &c.slo, r);
     slo(&c.slo, r);
@@ -1049,10 +1050,15 @@ fn workload(w: &Workload, r: &mut Reader) {
     }
     match w.profile {
         Profile::Steady => {
-            if w.eps.is_none() && !w.find_ceiling && !r.present("workload.eps") {
+            if w.eps.is_none()
+                && w.rate.is_none()
+                && !w.find_ceiling
+                && !r.present("workload.eps")
+                && !r.present("workload.rate")
+            {
                 r.error(
                     "workload.eps",
-                    "profile steady needs eps (events per second)",
+                    "profile steady needs eps (events per second) or rate (bytes per second, e.g. 20MB/s)",
                 );
             }
         }
@@ -1284,6 +1290,42 @@ fn ceiling(w: &Workload, r: &mut Reader) {
         r.error(
             "workload.ceiling.max_steps",
             format!("must be between 2 and 100, found {n}"),
+        );
+    }
+}
+
+/// `workload.rate`: a steady data rate, turned into events per second at setup through the
+/// source's mean event size — so it needs a steady profile, no `eps` beside it, a source
+/// pack to measure, and no ceiling search (which picks its own rates).
+fn data_rate(c: &Config, r: &mut Reader) {
+    let w = &c.workload;
+    let Some(rate) = w.rate else { return };
+    let at = "workload.rate";
+    if rate.bytes.0 == 0 {
+        r.error(at, format!("must be greater than 0, found {rate}"));
+    }
+    if w.profile != Profile::Steady {
+        r.error(
+            at,
+            format!(
+                "rate applies to profile steady; profile {} sets its rates in events per second in its own block",
+                w.profile
+            ),
+        );
+    }
+    if w.eps.is_some() {
+        r.error(
+            at,
+            "give eps (events per second) or rate (bytes per second), not both",
+        );
+    }
+    if w.find_ceiling {
+        r.error(at, "a ceiling search picks its own rates: leave rate out");
+    }
+    if c.source().is_none() {
+        r.error(
+            at,
+            "a data rate is turned into events per second through the source's mean event size: give source (a pack), or eps",
         );
     }
 }

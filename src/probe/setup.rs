@@ -232,6 +232,16 @@ pub fn guess_adapter(url: &str) -> Result<Adapter, String> {
     }
 }
 
+/// The auth scheme a token is sent with when none is given (`probe --url`, `run --url`,
+/// `http`): HEC's `Splunk`, plain HTTP's `Bearer`, else lphc's `X-API-Key`.
+pub fn default_scheme(adapter: Adapter) -> AuthScheme {
+    match adapter {
+        Adapter::GenericHec => AuthScheme::Splunk,
+        Adapter::Http => AuthScheme::Bearer,
+        _ => AuthScheme::XApiKey,
+    }
+}
+
 /// The config text of a probe of `u` (JSON-quoted values are YAML double-quoted scalars, so
 /// nothing on the command line can change the document's shape).
 pub fn url_config(u: &UrlTarget) -> Result<String, SetupError> {
@@ -260,10 +270,7 @@ pub fn url_config(u: &UrlTarget) -> Result<String, SetupError> {
         (None, None) => None,
     };
     if let Some(tok) = token {
-        let scheme = u.auth.unwrap_or(match adapter {
-            Adapter::GenericHec => AuthScheme::Splunk,
-            _ => AuthScheme::XApiKey,
-        });
+        let scheme = u.auth.unwrap_or_else(|| default_scheme(adapter));
         t.push_str(&format!("  auth: {{ scheme: {scheme}, {tok} }}\n"));
     } else if u.auth.is_some() {
         return Err(SetupError::invalid(

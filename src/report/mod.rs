@@ -12,6 +12,7 @@ pub mod hdr;
 pub mod hdr_log;
 pub mod http;
 pub mod loss;
+pub mod rate;
 pub mod scenario;
 pub mod sizing;
 pub mod slo;
@@ -52,6 +53,10 @@ pub struct Report {
     pub batch_max_events: usize,
     pub batch_max_bytes: usize,
     pub summary: Summary,
+    /// A run asked for as a data rate (`workload.rate`): the rate asked in both units and
+    /// the mean event size that converted it. Absent for a run asked for in events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_rate: Option<rate::DataRate>,
     pub latency_ms: Latencies,
     pub latency_histogram: Vec<Bucket>,
     /// Both latency histograms whole (HdrHistogram V2 + DEFLATE, base64): decode with
@@ -718,6 +723,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         batch_max_events: cx.batch_max_events,
         batch_max_bytes: cx.batch_max_bytes,
         summary,
+        data_rate: None,
         latency_ms,
         latency_histogram: buckets(&r.latency),
         latency_hdr: LatencyHdr {

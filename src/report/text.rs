@@ -55,6 +55,9 @@ pub fn render_with(r: &Report, timeline: Timeline) -> String {
     header(&mut o, r);
     let _ = writeln!(o);
     rates(&mut o, r);
+    if let Some(d) = &r.data_rate {
+        crate::report::rate::text(&mut o, d);
+    }
     counts(&mut o, &r.summary);
     problems(&mut o, &r.summary);
     latency(&mut o, r);

@@ -977,6 +977,7 @@ mod tests {
         let w = crate::config::schema::Workload {
             profile: crate::config::schema::Profile::Steady,
             eps: Some(500.0),
+            rate: None,
             burst: None,
             ramp: None,
             steps: None,

@@ -771,6 +771,7 @@ pub fn execute(
         rep.sizing = g.rows(&rep, watched_seconds.as_deref());
     }
     rep.store_verification = store_verification;
+    rep.data_rate = p.data_rate.as_ref().map(crate::run::rate::RatePlan::report);
     if let Some(h) = &p.http {
         let t = &result.totals;
         rep.http = Some(report::http::build(

@@ -24,6 +24,7 @@ mod execute;
 pub mod fault;
 pub mod http;
 pub mod plan;
+pub mod rate;
 pub mod source;
 mod store_verify;
 pub mod target;
@@ -40,8 +41,8 @@ use crate::stats::snapshot::RunInfo;
 pub use crate::stats::snapshot::{Snapshot, SnapshotCell};
 pub use error::SetupError;
 pub use plan::{
-    LoadedConfig, Overrides, RunPlan, ServePlan, StatusPlan, VerifyPlan, load_config, load_text,
-    plan,
+    LoadedConfig, Overrides, RunPlan, ServePlan, StatusPlan, VerifyPlan, load_config,
+    load_generated, load_text, plan,
 };
 
 /// Something that watches a run: called with every snapshot (each second, on demand, and the

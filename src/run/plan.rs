@@ -170,6 +170,9 @@ pub struct RunPlan {
     pub times: TimeSpec,
     pub jitter_ns: u64,
     pub profile: Profile,
+    /// `workload.rate`: the data rate asked, the mean event size measured and the eps it
+    /// comes to (`profile` is steady at that eps).
+    pub data_rate: Option<crate::run::rate::RatePlan>,
     pub stop: Stop,
     pub threads: usize,
     pub connections: usize,
@@ -441,8 +444,14 @@ pub fn load_config(
     store: &Store,
     catalog: &Catalog,
 ) -> Result<LoadedConfig, SetupError> {
+    if std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Err(SetupError::invalid(format!(
+            "{}: not found",
+            path.display()
+        )));
+    }
     let loaded = crate::config::load(path, store, Some(catalog));
-    checked(loaded, &path.display().to_string())
+    checked(loaded, &path.display().to_string(), true)
 }
 
 /// As `load_config`, from text (`name` says where it came from in messages).
@@ -452,10 +461,38 @@ pub fn load_text(
     store: &Store,
     catalog: &Catalog,
 ) -> Result<LoadedConfig, SetupError> {
-    checked(crate::config::load_str(text, store, Some(catalog)), name)
+    checked(
+        crate::config::load_str(text, store, Some(catalog)),
+        name,
+        true,
+    )
 }
 
-fn checked(loaded: crate::config::Loaded, name: &str) -> Result<LoadedConfig, SetupError> {
+/// As `load_text`, for text a program wrote (`run`'s flags as a config): messages name the
+/// field alone, since its lines are no person's.
+pub fn load_generated(
+    text: &str,
+    name: &str,
+    store: &Store,
+    catalog: &Catalog,
+) -> Result<LoadedConfig, SetupError> {
+    checked(
+        crate::config::load_str(text, store, Some(catalog)),
+        name,
+        false,
+    )
+}
+
+fn checked(
+    mut loaded: crate::config::Loaded,
+    name: &str,
+    lines: bool,
+) -> Result<LoadedConfig, SetupError> {
+    if !lines {
+        for d in &mut loaded.diags.items {
+            d.pos = None;
+        }
+    }
     let Some(config) = loaded.config else {
         let mut msgs: Vec<String> = loaded.diags.errors().map(|d| d.to_string()).collect();
         msgs.push(format!("{name}: invalid config"));
@@ -554,7 +591,32 @@ pub fn plan(
         )),
         _ => None,
     };
-    let profile = profile(&cfg.workload)?;
+    let run_id = run_id(&cfg, seed);
+    let data_rate = match (cfg.workload.rate, packs.as_slice()) {
+        (Some(rate), [pack]) => Some(measured_rate(
+            rate,
+            &cfg,
+            pack,
+            (seed, &run_id),
+            syslog.as_ref(),
+            http.as_ref(),
+        )?),
+        (Some(_), []) => {
+            return Err(SetupError::invalid(
+                "workload.rate is turned into events per second through the source's mean event size: give source (a pack), or eps",
+            ));
+        }
+        (Some(_), _) => {
+            return Err(SetupError::invalid(
+                "workload.rate is turned into events per second through one pack's mean event size: with a mix of sources give eps (or eps per source)",
+            ));
+        }
+        (None, _) => None,
+    };
+    let profile = match &data_rate {
+        Some(r) => Profile::Steady { eps: r.eps },
+        None => profile(&cfg.workload)?,
+    };
     let mut stop = stop(&cfg.workload)?;
     if let Some(r) = replay.as_ref().filter(|r| !r.looped) {
         // Each line once: the run ends when the recording does, if not before.
@@ -609,7 +671,8 @@ pub fn plan(
         batch_events = batch_events.max((profile.peak() / rps).ceil() as usize);
     }
     Ok(RunPlan {
-        run_id: run_id(&cfg, seed),
+        run_id,
+        data_rate,
         host,
         transport,
         destination,
@@ -643,6 +706,44 @@ pub fn plan(
         scenario,
         config: cfg,
     })
+}
+
+/// `workload.rate` measured on this run's source, seed and run id, framed as its adapter
+/// frames (`run::rate`).
+fn measured_rate(
+    rate: crate::config::units::DataRate,
+    cfg: &Config,
+    pack: &CompiledPack,
+    (seed, run_id): (u64, &str),
+    syslog: Option<&SyslogFramer>,
+    http: Option<&crate::run::http::HttpPlan>,
+) -> Result<crate::run::rate::RatePlan, SetupError> {
+    use crate::run::rate::{self, Framing, Sample};
+    let sample = Sample {
+        pack,
+        seed,
+        run_id,
+        realtime: cfg.mode == Mode::Realtime,
+        batch_events: cfg.target.batch.max_events as usize,
+    };
+    if let Some(s) = syslog {
+        return rate::plan(rate, &sample, Framing::Syslog(s.clone()));
+    }
+    // The request head (host, path, token) is not counted: none of it is needed here.
+    let f = crate::adapter::Framer::new(
+        &cfg.target,
+        None,
+        "",
+        "",
+        pack.def.carrier,
+        &pack.def.sourcetype,
+        run_id,
+    );
+    let f = match http {
+        Some(h) => f.with_http(h),
+        None => f,
+    };
+    rate::plan(rate, &sample, Framing::Http(&f))
 }
 
 /// `--scenario`: the file read and resolved against the run's pools (its seed the file's,
@@ -727,7 +828,7 @@ fn watch_plan(cfg: &Config, ov: &Overrides) -> WatchPlan {
 }
 
 /// Applies command-line overrides, refusing values a run cannot take.
-fn apply_overrides(c: &mut Config, ov: &Overrides) -> Result<(), SetupError> {
+pub fn apply_overrides(c: &mut Config, ov: &Overrides) -> Result<(), SetupError> {
     if ov.threads == Some(0) {
         return Err(SetupError::invalid("--threads must be at least 1"));
     }
@@ -756,6 +857,7 @@ fn apply_overrides(c: &mut Config, ov: &Overrides) -> Result<(), SetupError> {
         }
         c.workload.profile = ProfileKind::Steady;
         c.workload.eps = Some(e);
+        c.workload.rate = None;
         c.workload.burst = None;
         c.workload.ramp = None;
         c.workload.steps = None;
@@ -909,7 +1011,7 @@ fn destination(
     }
     let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     Ok(Destination::Builtin(sink::SinkConfig {
-        http: any,
+        http: Some(any),
         token: token.map(|t| t.expose().to_string()),
         threads: 1,
         faults: cfg
@@ -1086,6 +1188,7 @@ mod tests {
         let w = Workload {
             profile: ProfileKind::Ramp,
             eps: None,
+            rate: None,
             burst: None,
             ramp: None,
             steps: None,

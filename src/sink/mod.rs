@@ -48,8 +48,9 @@ use mio::{Poll, Token, Waker};
 /// How to run the sink.
 #[derive(Clone, Debug)]
 pub struct SinkConfig {
-    /// Where to listen; port 0 picks a free port (see `SinkHandle::addr`).
-    pub http: SocketAddr,
+    /// Where HTTP is taken; port 0 picks a free port (see `SinkHandle::addr`). `None`: no
+    /// HTTP listener (a syslog-only sink; its stats only through the handle).
+    pub http: Option<SocketAddr>,
     /// When set, data requests must present it (X-API-Key, Bearer, Splunk, or Basic password).
     pub token: Option<String>,
     /// Worker threads; 0 means one per core.
@@ -71,7 +72,7 @@ pub struct SinkConfig {
 impl Default for SinkConfig {
     fn default() -> Self {
         SinkConfig {
-            http: SocketAddr::from(([127, 0, 0, 1], 0)),
+            http: Some(SocketAddr::from(([127, 0, 0, 1], 0))),
             token: None,
             threads: 0,
             faults: Faults::default(),
@@ -168,7 +169,7 @@ impl Shared {
 
 /// A running sink. Dropping it stops it too; `shutdown` also returns the final stats.
 pub struct SinkHandle {
-    addr: SocketAddr,
+    addr: Option<SocketAddr>,
     https: bool,
     syslog_tcp: Option<SocketAddr>,
     syslog_udp: Option<SocketAddr>,
@@ -179,15 +180,22 @@ pub struct SinkHandle {
 }
 
 impl SinkHandle {
-    /// The address the sink listens on (the real port when 0 was asked for).
+    /// The address HTTP is taken at (the real port when 0 was asked for); for a sink without
+    /// an HTTP listener (`http_addr` is `None`), the unspecified address 0.0.0.0:0.
     pub fn addr(&self) -> SocketAddr {
+        self.addr
+            .unwrap_or_else(|| SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+
+    /// The HTTP listener's address, when the sink has one.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
         self.addr
     }
 
     /// `http://ADDR`, or `https://ADDR` with TLS: the base URL to point a client at.
     pub fn url(&self) -> String {
         let scheme = if self.https { "https" } else { "http" };
-        format!("{scheme}://{}", self.addr)
+        format!("{scheme}://{}", self.addr())
     }
 
     /// The HTTP listener serves HTTPS.
@@ -279,6 +287,13 @@ pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
         return Err(format!("threads must be at most {MAX_THREADS}"));
     }
     cfg.faults.validate()?;
+    if cfg.http.is_none()
+        && cfg.syslog_tcp.is_none()
+        && cfg.syslog_udp.is_none()
+        && cfg.syslog_tls.is_none()
+    {
+        return Err("nothing to listen on: give an HTTP or a syslog listener".into());
+    }
     if cfg.syslog_tls.is_some() && cfg.tls.is_none() {
         return Err("syslog over TLS needs a certificate and key (tls)".into());
     }
@@ -289,9 +304,16 @@ pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
             Some(tls::server_config(t, &[], false)?),
         ),
     };
-    let listener = bind(cfg.http)?;
-    let addr = local_addr(&listener)?;
-    let mut listeners = vec![(listener, worker::Kind::Http)];
+    let mut listeners = Vec::new();
+    let addr = match cfg.http {
+        Some(at) => {
+            let listener = bind(at)?;
+            let bound = local_addr(&listener)?;
+            listeners.push((listener, worker::Kind::Http));
+            Some(bound)
+        }
+        None => None,
+    };
     let mut stream_addr = |at: Option<SocketAddr>, kind| -> Result<Option<SocketAddr>, String> {
         let Some(at) = at else { return Ok(None) };
         let l = bind(at)?;

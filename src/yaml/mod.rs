@@ -22,8 +22,10 @@ pub const MAX_DEPTH: usize = 64;
 /// with a message that names the file.
 pub fn read_text(path: &Path) -> Result<String, String> {
     let shown = path.display();
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("{shown}: cannot read: {}", io_reason(&e)))?;
+    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => format!("{shown}: not found"),
+        _ => format!("{shown}: cannot read: {}", io_reason(&e)),
+    })?;
     if meta.is_dir() {
         return Err(format!("{shown}: is a directory, not a file"));
     }
@@ -446,6 +448,12 @@ impl FromYaml for crate::config::units::Dur {
 impl FromYaml for crate::config::units::Size {
     fn from_yaml(node: &Node, _: &str, _: &mut Reader) -> Result<Self, String> {
         crate::config::units::parse_size(scalar(node, "a size such as 512KB")?)
+    }
+}
+
+impl FromYaml for crate::config::units::DataRate {
+    fn from_yaml(node: &Node, _: &str, _: &mut Reader) -> Result<Self, String> {
+        crate::config::units::parse_data_rate(scalar(node, "a data rate such as 20MB/s")?)
     }
 }
 
