@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 
 use crate::adapter::Framer;
+use crate::adapter::relp::DEFAULT_WINDOW;
 use crate::adapter::syslog::SyslogFramer;
 use crate::config::schema::Slo;
 use crate::config::schema::UdpOrder;
@@ -487,7 +488,11 @@ fn scenario_plan(
                 })
                 .collect(),
         ),
-        Transport::SyslogTcp | Transport::SyslogTls | Transport::SyslogUdp => LaneWire::Syslog(
+        Transport::SyslogTcp
+        | Transport::SyslogTls
+        | Transport::SyslogUdp
+        | Transport::Relp
+        | Transport::RelpTls => LaneWire::Syslog(
             s.stages
                 .iter()
                 .map(|st| {
@@ -495,7 +500,7 @@ fn scenario_plan(
                         p.config.target.syslog.as_ref(),
                         &s.sources[st.source].def,
                         &p.host,
-                        p.transport == Transport::SyslogUdp,
+                        p.transport.unframed(),
                     )
                 })
                 .collect(),
@@ -513,7 +518,7 @@ fn wire(p: &RunPlan, ep: &Endpoint) -> Result<WirePlan, SetupError> {
     let syslog = || {
         p.syslog.clone().ok_or_else(|| {
             SetupError::invalid(
-                "target.url: a syslog url (tcp://, udp://, tls://) needs adapter: syslog",
+                "target.url: a syslog url (tcp://, udp://, tls://, relp://, relp+tls://) needs adapter: syslog",
             )
         })
     };
@@ -532,6 +537,17 @@ fn wire(p: &RunPlan, ep: &Endpoint) -> Result<WirePlan, SetupError> {
         Transport::SyslogTcp | Transport::SyslogTls => WirePlan::SyslogStream {
             framer: syslog()?,
             tls: p.tls.clone(),
+        },
+        Transport::Relp | Transport::RelpTls => WirePlan::Relp {
+            framer: syslog()?,
+            tls: p.tls.clone(),
+            window: p
+                .config
+                .target
+                .syslog
+                .as_ref()
+                .and_then(|s| s.relp_window)
+                .map_or(DEFAULT_WINDOW, |w| w as usize),
         },
         Transport::SyslogUdp => WirePlan::SyslogDatagram {
             framer: syslog()?,

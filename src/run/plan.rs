@@ -422,7 +422,7 @@ pub fn plan(
             cfg.target.syslog.as_ref(),
             &pack.def,
             &host,
-            transport == Transport::SyslogUdp,
+            transport.unframed(),
         )),
         _ => None,
     };
