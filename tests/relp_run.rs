@@ -3,8 +3,8 @@
 //! is accepted and every seq arrives; a server refusing every 10th message with `500` makes
 //! exactly those failed, counted by status; a server that drops a connection mid-window gets
 //! the unanswered messages again on the next connection (`events_resent`), losing none; a
-//! refused open and a refused port abort the run (exit 6). rsyslog's imrelp is in
-//! tests/relp_rsyslog.rs.
+//! refused open and a refused port abort the run (exit 6); `ingestbench sink --relp` stores
+//! every event of a run once. rsyslog's imrelp is in tests/relp_rsyslog.rs.
 
 mod support;
 
@@ -233,4 +233,28 @@ fn relp_settings_are_checked_with_their_field() {
         "{}",
         all(&o)
     );
+}
+
+/// The built-in sink as a RELP server (`ingestbench sink --relp`, its own parser in
+/// src/sink/relp.rs): a run's every event acknowledged and stored once.
+#[test]
+fn the_sink_takes_relp_and_stores_every_event_once() {
+    let port = support::peers::free_port();
+    let sink = support::SinkProc::start(&[
+        "--http",
+        "127.0.0.1:0",
+        "--relp",
+        &format!("127.0.0.1:{port}"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), "c.yaml", &config(port, 3000, 32));
+    let (o, r) = run_json(&cfg, 1, 2);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    assert_eq!(u(&r["summary"]["events_accepted"]), 3000);
+    let st = sink.stats();
+    assert_eq!(u(&st["syslog"]["messages_relp"]), 3000, "{st}");
+    assert_eq!(u(&st["syslog"]["framing_errors"]), 0, "{st}");
+    let run = &st["runs"][r["run_id"].as_str().unwrap()];
+    assert_eq!(u(&run["distinct"]), 3000, "{st}");
+    assert_eq!(u(&run["duplicates"]), 0, "{st}");
 }

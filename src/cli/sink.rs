@@ -81,6 +81,9 @@ pub struct Args {
     /// also take syslog over TLS here (RFC 5425; needs --tls-cert and --tls-key)
     #[argh(option)]
     syslog_tls: Option<String>,
+    /// also take syslog over RELP here (each message answered rsp 200 once recorded)
+    #[argh(option)]
+    relp: Option<String>,
     /// PEM certificate chain: the HTTP listener serves HTTPS, and --syslog-tls can be used
     #[argh(option)]
     tls_cert: Option<PathBuf>,
@@ -127,9 +130,10 @@ pub fn run(a: Args) -> Exit {
             opt_addr("--syslog-tcp", &a.syslog_tcp, a.allow_remote)?,
             opt_addr("--syslog-udp", &a.syslog_udp, a.allow_remote)?,
             opt_addr("--syslog-tls", &a.syslog_tls, a.allow_remote)?,
+            opt_addr("--relp", &a.relp, a.allow_remote)?,
         ))
     })();
-    let (addr, syslog_tcp, syslog_udp, syslog_tls) = match addrs {
+    let (addr, syslog_tcp, syslog_udp, syslog_tls, relp) = match addrs {
         Ok(x) => x,
         Err(e) => return fail(&e),
     };
@@ -200,6 +204,7 @@ pub fn run(a: Args) -> Exit {
         syslog_tcp,
         syslog_udp,
         syslog_tls,
+        relp,
         tls,
     }) {
         Ok(h) => h,
@@ -210,6 +215,7 @@ pub fn run(a: Args) -> Exit {
         ("syslog+tcp", handle.syslog_tcp_addr()),
         ("syslog+udp", handle.syslog_udp_addr()),
         ("syslog+tls", handle.syslog_tls_addr()),
+        ("relp", handle.relp_addr()),
     ] {
         if let Some(at) = at {
             super::err(&format!("sink listening on {scheme}://{at}"));
