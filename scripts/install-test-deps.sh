@@ -3,7 +3,8 @@
 # the rustfmt and clippy components; nginx (a real HTTP/1.1 and TLS reverse proxy) and
 # syslog-ng (syslog TCP/UDP/TLS receiver) from Debian; and rsyslog, which conflicts with
 # syslog-ng-core as a Debian package, unpacked (not installed) from its .debs into
-# ${INGESTBENCH_PEERS_DIR:-$HOME/.cache/ingestbench-peers}/rsyslog. Services are kept from
+# ${INGESTBENCH_PEERS_DIR:-$HOME/.cache/ingestbench-peers}/rsyslog (with its RELP input,
+# rsyslog-relp, and librelp0). Services are kept from
 # starting on install: the tests start their own peers on 127.0.0.1 with generated configs
 # and stop them by PID.
 set -euo pipefail
@@ -131,6 +132,28 @@ if [ ! -x "$rsyslog_root/usr/sbin/rsyslogd" ]; then
   done
   rm -rf "$rsyslog_root"
   mv "$rsyslog_root.tmp" "$rsyslog_root"
+fi
+
+# rsyslog's RELP input (imrelp, from rsyslog-relp) and librelp, unpacked into the same tree:
+# tests/relp_rsyslog.rs runs rsyslog as a RELP server. Checked apart from rsyslogd, so a tree
+# unpacked before RELP was needed gets it too.
+if [ ! -f "$rsyslog_root/usr/lib/x86_64-linux-gnu/rsyslog/imrelp.so" ]; then
+  echo "unpacking rsyslog-relp and librelp0 into $rsyslog_root"
+  debs=$peers_dir/debs-relp
+  mkdir -p "$debs"
+  rm -f "$debs"/*.deb
+  apt_update
+  apt_dl_opts=""
+  [ "$(id -u)" -ne 0 ] || apt_dl_opts="-o APT::Sandbox::User=root"
+  (cd "$debs" && apt-get download -qq $apt_dl_opts rsyslog-relp librelp0)
+  for deb in "$debs"/*.deb; do
+    dpkg -x "$deb" "$rsyslog_root"
+  done
+  libpath=$rsyslog_root/usr/lib/x86_64-linux-gnu:$rsyslog_root/lib/x86_64-linux-gnu
+  missing=$(LD_LIBRARY_PATH=$libpath ldd "$rsyslog_root/usr/lib/x86_64-linux-gnu/rsyslog/imrelp.so" 2>/dev/null | awk '/not found/ { print $1 }')
+  if [ -n "$missing" ]; then
+    echo "warning: imrelp needs $missing, which this machine lacks" >&2
+  fi
 fi
 
 # prometheus: a real Prometheus server scraping `/metrics` (tests/prometheus.rs), from Debian,

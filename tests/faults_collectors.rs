@@ -15,7 +15,8 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 use support::peers::{
-    free_port, require, rsyslog_dir, rsyslog_root, syslog_ng_bin, syslog_ng_version,
+    free_port, require, rsyslog_command, rsyslog_dir, rsyslog_root, syslog_ng_bin,
+    syslog_ng_version,
 };
 use support::{all, bin, write_config};
 
@@ -79,25 +80,11 @@ fn rsyslog(dir: &Path, port: u16, out: &Path) -> Option<Launch> {
         ),
     )
     .unwrap();
-    let libs = format!(
-        "{}:{}",
-        root.join("usr/lib/x86_64-linux-gnu").display(),
-        root.join("lib/x86_64-linux-gnu").display()
-    );
+    let c = rsyslog_command(&root, dir, &conf);
     Some(Launch {
-        command: root.join("usr/sbin/rsyslogd").display().to_string(),
-        args: vec![
-            "-n".into(),
-            "-M".into(),
-            root.join("usr/lib/x86_64-linux-gnu/rsyslog")
-                .display()
-                .to_string(),
-            "-f".into(),
-            conf.display().to_string(),
-            "-i".into(),
-            dir.join("rsyslogd.pid").display().to_string(),
-        ],
-        env: vec![("LD_LIBRARY_PATH".into(), libs)],
+        command: c.program,
+        args: c.args,
+        env: c.env,
     })
 }
 

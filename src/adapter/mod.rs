@@ -3,10 +3,12 @@
 //! Splunk HEC envelopes to `/services/collector/event` or newline-separated events to
 //! `/services/collector/raw`. Everything per run (paths, auth and channel headers, the static
 //! part of each envelope) is rendered once in `Framer::new`; per event only the time and the
-//! event itself are written. Adapters never own sockets.
+//! event itself are written. `syslog` frames syslog messages; `relp` is the RELP protocol that
+//! carries them with an acknowledgement each. Adapters never own sockets.
 
 pub mod gzip;
 pub mod hec_ack;
+pub mod relp;
 pub mod syslog;
 
 use crate::bytes::{Sink, write_i64, write_u64_padded};

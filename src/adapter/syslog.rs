@@ -186,6 +186,7 @@ mod tests {
             facility: Some(Facility(1)),
             max_message_bytes: Size(100),
             udp_order: None,
+            relp_window: None,
         }
     }
 

@@ -30,7 +30,7 @@ use crate::sink::{self, Faults, SinkConfig, SinkTls};
     example = "ingestbench sink --syslog-tcp 127.0.0.1:6601 --syslog-udp 127.0.0.1:6514 --duration 1m",
     example = "ingestbench sink --http 127.0.0.1:8088 --syslog-udp 127.0.0.1:5514",
     example = "ingestbench sink --tls-cert server.pem --tls-key server.key --syslog-tls 127.0.0.1:6514",
-    note = "Endpoints: POST /ingest (or any POST path outside /services/: a JSON array or NDJSON, answered {{\"accepted\":N}}); Splunk HEC POST /services/collector[/event|/raw|/ack], GET /services/collector/health; GET /stats; GET|POST /_faults to read or change the faults while running. Faults apply to HTTP data requests only; faulted requests count no events. Syslog over TCP and TLS takes octet-counted (RFC 5425) and LF-framed messages, told apart per frame; over UDP one message per datagram. With --tls-cert and --tls-key the HTTP listener serves HTTPS only. HTTP is served at 127.0.0.1:8088 when no listener is given at all; with --syslog-* listeners only when --http is given too (for /stats and /_faults while it runs)."
+    note = "Endpoints: POST /ingest (or any POST path outside /services/: a JSON array or NDJSON, answered {{\"accepted\":N}}); Splunk HEC POST /services/collector[/event|/raw|/ack], GET /services/collector/health; GET /stats; GET|POST /_faults to read or change the faults while running. Faults apply to HTTP data requests only; faulted requests count no events. Syslog over TCP and TLS takes octet-counted (RFC 5425) and LF-framed messages, told apart per frame; over UDP one message per datagram. With --tls-cert and --tls-key the HTTP listener serves HTTPS only. HTTP is served at 127.0.0.1:8088 when no listener is given at all; with --syslog-* or --relp listeners only when --http is given too (for /stats and /_faults while it runs)."
 )]
 pub struct Args {
     /// where HTTP is taken (default 127.0.0.1:8088 when no --syslog-* listener is given, else
@@ -85,6 +85,9 @@ pub struct Args {
     /// also take syslog over TLS here (RFC 5425; needs --tls-cert and --tls-key)
     #[argh(option)]
     syslog_tls: Option<String>,
+    /// also take syslog over RELP here (each message answered rsp 200 once recorded)
+    #[argh(option)]
+    relp: Option<String>,
     /// PEM certificate chain: the HTTP listener serves HTTPS, and --syslog-tls can be used
     #[argh(option)]
     tls_cert: Option<PathBuf>,
@@ -121,7 +124,10 @@ fn opt_addr(
 
 /// The HTTP listener: `--http`, else the default when no syslog listener is asked for.
 fn http_addr(a: &Args) -> Result<Option<SocketAddr>, String> {
-    let syslog = a.syslog_tcp.is_some() || a.syslog_udp.is_some() || a.syslog_tls.is_some();
+    let syslog = a.syslog_tcp.is_some()
+        || a.syslog_udp.is_some()
+        || a.syslog_tls.is_some()
+        || a.relp.is_some();
     match (&a.http, syslog) {
         (Some(v), _) => listen_addr("--http", v, a.allow_remote).map(Some),
         (None, false) => listen_addr("--http", DEFAULT_HTTP, a.allow_remote).map(Some),
@@ -144,9 +150,10 @@ pub fn run(a: Args) -> Exit {
             opt_addr("--syslog-tcp", &a.syslog_tcp, a.allow_remote)?,
             opt_addr("--syslog-udp", &a.syslog_udp, a.allow_remote)?,
             opt_addr("--syslog-tls", &a.syslog_tls, a.allow_remote)?,
+            opt_addr("--relp", &a.relp, a.allow_remote)?,
         ))
     })();
-    let (addr, syslog_tcp, syslog_udp, syslog_tls) = match addrs {
+    let (addr, syslog_tcp, syslog_udp, syslog_tls, relp) = match addrs {
         Ok(x) => x,
         Err(e) => return fail(&e),
     };
@@ -217,6 +224,7 @@ pub fn run(a: Args) -> Exit {
         syslog_tcp,
         syslog_udp,
         syslog_tls,
+        relp,
         tls,
     }) {
         Ok(h) => h,
@@ -229,6 +237,7 @@ pub fn run(a: Args) -> Exit {
         ("syslog+tcp", handle.syslog_tcp_addr()),
         ("syslog+udp", handle.syslog_udp_addr()),
         ("syslog+tls", handle.syslog_tls_addr()),
+        ("relp", handle.relp_addr()),
     ] {
         if let Some(at) = at {
             super::err(&format!("sink listening on {scheme}://{at}"));

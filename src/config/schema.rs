@@ -378,6 +378,9 @@ pub struct Syslog {
     pub max_message_bytes: Size,
     /// UDP only: see `UdpOrder`.
     pub udp_order: Option<UdpOrder>,
+    /// RELP only (`relp://`, `relp+tls://`): frames sent and not yet answered per connection
+    /// (default 128, rsyslog's).
+    pub relp_window: Option<u64>,
 }
 
 /// A syslog facility, 0..=23, written as a number or a name (`local0`, `auth`, …).
@@ -1009,6 +1012,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
                 .get(r, "max_message_bytes")
                 .unwrap_or(Size(DEFAULT_SYSLOG_MESSAGE_BYTES)),
             udp_order: s.get(r, "udp_order"),
+            relp_window: s.get(r, "relp_window"),
         };
         s.finish(r);
         syslog

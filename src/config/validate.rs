@@ -315,7 +315,7 @@ fn url_at(t: &Target, url: &str, path: &str, r: &mut Reader) {
     }
     let allowed: &[&str] = match t.adapter {
         Adapter::Lphc | Adapter::GenericHec | Adapter::Http => &["http", "https"],
-        Adapter::Syslog => &["tcp", "udp", "tls"],
+        Adapter::Syslog => &["tcp", "udp", "tls", "relp", "relp+tls"],
     };
     let Some(scheme) = scheme_of(url) else {
         r.error(
@@ -578,6 +578,21 @@ fn syslog(s: &Syslog, t: &Target, r: &mut Reader) {
             "applies to udp:// targets only; ignored for this transport",
         );
     }
+    let relp = matches!(scheme.as_deref(), Some("relp" | "relp+tls"));
+    match s.relp_window {
+        Some(w) if !relp => r.warning(
+            "target.syslog.relp_window",
+            format!("applies to relp:// and relp+tls:// targets only; ignored for this transport (window {w})"),
+        ),
+        Some(w) if !(1..=crate::adapter::relp::MAX_WINDOW as u64).contains(&w) => r.error(
+            "target.syslog.relp_window",
+            format!(
+                "must be between 1 and {} frames, found {w}",
+                crate::adapter::relp::MAX_WINDOW
+            ),
+        ),
+        _ => {}
+    }
     if s.format == SyslogFormat::Rfc3164 && max > 1024 {
         r.warning(
             "target.syslog.max_message_bytes",
@@ -720,9 +735,15 @@ fn is_header_name(h: &str) -> bool {
 }
 
 fn tls_rules(tls: &Tls, t: &Target, r: &mut Reader) {
-    let secure = matches!(scheme_of(&t.url).as_deref(), Some("https" | "tls"));
+    let secure = matches!(
+        scheme_of(&t.url).as_deref(),
+        Some("https" | "tls" | "relp+tls")
+    );
     if !secure {
-        r.error("target.tls", "tls settings need an https:// or tls:// url");
+        r.error(
+            "target.tls",
+            "tls settings need an https://, tls:// or relp+tls:// url",
+        );
     }
     if !tls.verify {
         r.warning(

@@ -97,6 +97,7 @@ pub fn snapshot(m: &Merger, cx: LiveState) -> Snapshot {
         timeouts: c.timeouts,
         protocol_errors: c.protocol_errors,
         reconnects: c.reconnects,
+        events_resent: c.events_resent,
         batches_acked: c.batches_acked,
         acks_pending: c.acks_pending,
         oversize_events: c.oversize_events,

@@ -4,10 +4,10 @@
 //! (one atomic load), hands due batches (retries first) to idle links, writes until
 //! `WouldBlock`, reads and judges answers, and polls with a timeout to the next deadline.
 //! How batches travel is one `Proto` (HTTP with optional HEC acknowledgement, a syslog stream,
-//! syslog datagrams) and each link one `Socket` (a TCP/TLS stream or a UDP socket), so no
-//! branch asks "which mode" twice. Per-link failures are counters and a reconnect, never a
-//! crash. Every second it sends an `Interval` to the coordinator and takes back cleared
-//! histograms.
+//! syslog datagrams, syslog over RELP: `relp_io.rs`) and each link one `Socket` (a TCP/TLS
+//! stream or a UDP socket), so no branch asks "which mode" twice. Per-link failures are
+//! counters and a reconnect, never a crash. Every second it sends an `Interval` to the
+//! coordinator and takes back cleared histograms.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -19,6 +19,7 @@ use mio::{Events, Poll, Token};
 
 use crate::adapter::gzip::Gzip;
 use crate::adapter::hec_ack::AckTracker;
+use crate::adapter::relp::{Frames, Session};
 use crate::adapter::syslog::SyslogFramer;
 use crate::adapter::{Embed, Framer, Outcome, json_escape_into};
 use crate::engine::Abort;
@@ -36,6 +37,8 @@ use crate::stats::phases::{self, Phases};
 use crate::stats::result::AbortReason;
 use crate::stats::{AgentAccount, Counters, Interval, MAX_LATENCY_US, new_histogram};
 
+mod relp_io;
+
 /// How batches travel, as the coordinator hands it to each worker.
 #[derive(Clone)]
 pub enum WirePlan {
@@ -52,6 +55,13 @@ pub enum WirePlan {
     /// Syslog over UDP: one datagram per event; `by_size` sends each batch's datagrams
     /// grouped by size (GSO), not in generation order.
     SyslogDatagram { framer: SyslogFramer, by_size: bool },
+    /// Syslog over RELP (TLS for relp+tls): one frame per message, each answered; at most
+    /// `window` frames unanswered per connection.
+    Relp {
+        framer: SyslogFramer,
+        tls: Option<TlsClient>,
+        window: usize,
+    },
 }
 
 /// One of several targets (`target.url` as a list): where its connections go, its TLS client
@@ -138,7 +148,8 @@ struct Batch {
     /// A plain HTTP load's fixed body, sent from the one shared buffer instead of `body`.
     shared: Option<Arc<[u8]>>,
     gz: Vec<u8>,
-    /// UDP: where each datagram ends in `body`, and the order to send them in.
+    /// UDP: where each datagram ends in `body`, and the order to send them in. RELP: where
+    /// each message ends, and in `order` each one's seq less `first_seq` at render.
     ends: Vec<u32>,
     order: Vec<u32>,
     events: u64,
@@ -200,11 +211,25 @@ enum Proto {
         framer: SyslogFramer,
         by_size: bool,
     },
+    /// A RELP session per link and the fate of each message per batch slot.
+    Relp {
+        framer: SyslogFramer,
+        sessions: Vec<Session>,
+        frames: Vec<Frames>,
+    },
 }
 
 impl Proto {
     fn gzip(&self) -> bool {
         matches!(self, Proto::Http { framer, .. } if framer.gzip)
+    }
+
+    /// Whether link `i`'s connection may take a batch (a RELP session must be open first).
+    fn ready(&self, i: usize) -> bool {
+        match self {
+            Proto::Relp { sessions, .. } => sessions[i].is_open(),
+            _ => true,
+        }
     }
 }
 
@@ -389,7 +414,7 @@ struct Worker {
 
 impl Worker {
     fn new(p: &mut WorkerPlan, registry: mio::Registry) -> Worker {
-        let (proto, tls) = match &p.wire {
+        let (mut proto, tls) = match &p.wire {
             WirePlan::Http { framer, tls } => (
                 Proto::Http {
                     acks: AckTracker::new(framer, p.start),
@@ -411,8 +436,17 @@ impl Worker {
                 },
                 None,
             ),
+            WirePlan::Relp { framer, tls, .. } => (
+                Proto::Relp {
+                    framer: framer.clone(),
+                    sessions: Vec::new(),
+                    frames: Vec::new(),
+                },
+                tls.clone(),
+            ),
         };
         let datagrams = matches!(proto, Proto::Datagram { .. });
+        let relp = matches!(proto, Proto::Relp { .. });
         let (plain, bodiless) = match &proto {
             Proto::Http { framer, .. } => (framer.expect.is_some(), framer.bodiless_answers),
             _ => (false, false),
@@ -449,7 +483,19 @@ impl Worker {
         let gzip = proto.gzip();
         let cap = p.batch_bytes + p.batch_bytes / 4 + 64 * 1024;
         let slots = p.conns * 2 + usize::from(acks);
-        let udp_events = if datagrams { p.batch_events } else { 0 };
+        let udp_events = if datagrams || relp { p.batch_events } else { 0 };
+        if let (
+            Proto::Relp {
+                sessions, frames, ..
+            },
+            WirePlan::Relp { window, .. },
+        ) = (&mut proto, &p.wire)
+        {
+            *sessions = (0..p.conns)
+                .map(|_| Session::new(*window, p.batch_events, cap))
+                .collect();
+            *frames = (0..slots).map(|_| Frames::new(p.batch_events)).collect();
+        }
         let batches = (0..slots)
             .map(|_| Batch {
                 head: Vec::with_capacity(1024),
@@ -701,6 +747,7 @@ impl Worker {
                 }
             }
         }
+        self.relp_close_all(p);
         let now = Instant::now();
         self.send_interval(p, now, true);
         for l in &mut self.links {
@@ -743,10 +790,7 @@ impl Worker {
         drain: Option<Instant>,
     ) -> Duration {
         let mut at = next_interval;
-        let idle_open = self
-            .links
-            .iter()
-            .any(|l| l.sock.is_open() && l.batch.is_none());
+        let idle_open = (0..self.links.len()).any(|i| self.idle(i));
         // Under a request cap nothing leaves before the cap allows it.
         let not_before = if p.request_every.is_some() {
             self.next_request
@@ -850,6 +894,12 @@ impl Worker {
                 l.backoff = Duration::from_millis(50);
                 self.ever_connected = true;
                 self.note(i, LinkEvent::Connected);
+                if let Proto::Relp { sessions, .. } = &mut self.proto {
+                    // Batches wait for the answer to the open.
+                    sessions[i].open(now);
+                    self.relp_write(i, now);
+                    return;
+                }
                 self.dispatch(p, now, self.generation_done(p, now));
             }
             Ok(false) => {}
@@ -893,7 +943,7 @@ impl Worker {
             // Several targets: the links take turns (from the one after the last that sent),
             // so the load spreads over the targets as the connections do.
             let i = (self.next_link + n) % links;
-            if !self.links[i].sock.is_open() || self.links[i].batch.is_some() {
+            if !self.idle(i) {
                 continue;
             }
             if self.capped(p, now) {
@@ -963,6 +1013,12 @@ impl Worker {
         }
     }
 
+    /// Link `i` is open, ready and has nothing in flight: a batch may go on it.
+    fn idle(&self, i: usize) -> bool {
+        let l = &self.links[i];
+        l.sock.is_open() && l.batch.is_none() && self.proto.ready(i)
+    }
+
     /// Whether the request cap holds the next request back.
     fn capped(&self, p: &WorkerPlan, now: Instant) -> bool {
         p.request_every.is_some() && now < self.next_request
@@ -1001,10 +1057,7 @@ impl Worker {
 
     /// An open connection with nothing in flight and a free batch slot: a due batch could go.
     fn room_to_send(&self) -> bool {
-        let link = self
-            .links
-            .iter()
-            .any(|l| l.sock.is_open() && l.batch.is_none());
+        let link = (0..self.links.len()).any(|i| self.idle(i));
         let slot = self
             .batches
             .iter()
@@ -1049,7 +1102,11 @@ impl Worker {
         b.attempts += 1;
         b.attempt_write = now;
         b.state = SlotState::InFlight(i);
-        self.counters.bytes_sent += b.wire_len(gzip) as u64;
+        match &mut self.proto {
+            // RELP counts each frame's bytes as it is written, resends included.
+            Proto::Relp { frames, .. } => frames[slot].begin_attempt(),
+            _ => self.counters.bytes_sent += b.wire_len(gzip) as u64,
+        }
         self.links[i].batch = Some(slot);
         self.links[i].offset = 0;
         if self.phases.is_some() {
@@ -1096,6 +1153,7 @@ impl Worker {
         });
         let b = &mut self.batches[k];
         b.ends.clear();
+        b.order.clear();
         b.plain = false;
         b.parts = [0; crate::stats::parts::MAX_PARTS];
         // The framer's head names the first target.
@@ -1104,6 +1162,7 @@ impl Worker {
         let mut n = 0u64;
         let mut skipped = 0u64;
         let datagrams = matches!(self.proto, Proto::Datagram { .. });
+        let relp = matches!(self.proto, Proto::Relp { .. });
         match &mut self.proto {
             Proto::Http { framer, .. } if framer.fixed.is_some() => {
                 // A fixed body: one request, the body sent from its shared buffer.
@@ -1176,7 +1235,9 @@ impl Worker {
                 let f = head;
                 write_request_head(&mut b.head, f.method, &f.path, &f.host, &f.headers, len);
             }
-            Proto::Stream { framer } | Proto::Datagram { framer, .. } => {
+            Proto::Stream { framer }
+            | Proto::Datagram { framer, .. }
+            | Proto::Relp { framer, .. } => {
                 b.body.clear();
                 // Syslog has no request head: the batch is the framed messages.
                 b.head.clear();
@@ -1218,16 +1279,27 @@ impl Worker {
                     } else if b.body.len() > batch_bytes && n > 0 {
                         b.body.truncate(before);
                         break;
-                    } else if datagrams {
+                    } else if datagrams || relp {
                         b.ends.push(b.body.len() as u32);
+                        if relp {
+                            b.order.push(n as u32);
+                        }
                     }
                     if parts.is_some() {
                         b.parts[part] += 1;
                     }
                     n += 1;
                 }
-                if let Proto::Datagram { by_size, .. } = self.proto {
-                    udp_order(&b.ends, by_size, &mut b.order);
+                match &mut self.proto {
+                    Proto::Datagram { by_size, .. } => udp_order(&b.ends, *by_size, &mut b.order),
+                    Proto::Relp { frames, .. } => {
+                        let f = &mut frames[k];
+                        f.clear();
+                        for &off in &b.order {
+                            f.push(self.scheduled + u64::from(off));
+                        }
+                    }
+                    _ => {}
                 }
             }
         }
@@ -1241,6 +1313,10 @@ impl Worker {
     }
 
     fn write(&mut self, p: &WorkerPlan, i: usize, now: Instant) {
+        if matches!(self.proto, Proto::Relp { .. }) {
+            self.relp_write(i, now);
+            return;
+        }
         let gzip = self.proto.gzip();
         let Some(slot) = self.links[i].batch else {
             if let Socket::Stream(c) = &mut self.links[i].sock
@@ -1363,6 +1439,10 @@ impl Worker {
     }
 
     fn read(&mut self, p: &mut WorkerPlan, i: usize, now: Instant) {
+        if matches!(self.proto, Proto::Relp { .. }) {
+            self.relp_read(p, i, now);
+            return;
+        }
         let Socket::Stream(conn) = &mut self.links[i].sock else {
             return;
         };
@@ -1527,6 +1607,9 @@ impl Worker {
     }
 
     fn close_link(&mut self, i: usize, now: Instant, delay: Duration) {
+        if let Proto::Relp { sessions, .. } = &mut self.proto {
+            sessions[i].reset();
+        }
         let l = &mut self.links[i];
         l.sock.close(&self.registry);
         l.blocked_since = None;
@@ -1555,6 +1638,7 @@ impl Worker {
                 self.close_link(i, now, Duration::ZERO);
             }
         }
+        self.relp_open_timeouts(p, now);
     }
 
     /// At the end: batches never accepted count as failed; unconfirmed acks are reported.

@@ -76,6 +76,11 @@ impl ResponseReader {
         self.len == 0
     }
 
+    /// The bytes read and not consumed (a protocol that parses its own frames, RELP).
+    pub fn data(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+
     pub fn clear(&mut self) {
         self.len = 0;
     }

@@ -36,7 +36,8 @@ pub fn framing(ctx: &mut Ctx<'_>, left: Duration) -> Step {
         Err(e) => return Step::fail(NAME, e.to_string(), e.exit()),
     };
     plan.run_id = ctx.run_id.clone();
-    let syslog = plan.transport.is_syslog();
+    // Syslog over TCP, TLS or UDP answers nothing; RELP answers every message.
+    let syslog = plan.transport.is_syslog() && !plan.transport.is_relp();
     let run = Run::new(plan);
     let control = run.control();
     let handle = match run.start(Vec::new()) {

@@ -196,6 +196,8 @@ pub fn transport_name(t: Transport) -> &'static str {
         Transport::SyslogTcp => "syslog+tcp",
         Transport::SyslogUdp => "syslog+udp",
         Transport::SyslogTls => "syslog+tls",
+        Transport::Relp => "relp",
+        Transport::RelpTls => "relp+tls",
     }
 }
 
@@ -214,20 +216,21 @@ pub struct UrlTarget {
     pub server_name: Option<String>,
 }
 
-/// The adapter a url implies, when it implies one: tcp://, udp://, tls:// are syslog; a path
+/// The adapter a url implies, when it implies one: tcp://, udp://, tls://, relp://, relp+tls://
+/// are syslog; a path
 /// under /services/collector is HEC; another path is an lphc collector's endpoint. A bare
 /// http(s)://host:port could be either.
 pub fn guess_adapter(url: &str) -> Result<Adapter, String> {
     let u = url::Url::parse(url).map_err(|e| format!("--url {url:?}: {e}"))?;
     match u.scheme() {
-        "tcp" | "udp" | "tls" => Ok(Adapter::Syslog),
+        "tcp" | "udp" | "tls" | "relp" | "relp+tls" => Ok(Adapter::Syslog),
         "http" | "https" if u.path().starts_with("/services/collector") => Ok(Adapter::GenericHec),
         "http" | "https" if u.path() != "/" && !u.path().is_empty() => Ok(Adapter::Lphc),
         "http" | "https" => Err(format!(
             "--url {url}: an lphc collector or a HEC endpoint? give --adapter lphc or --adapter generic-hec"
         )),
         other => Err(format!(
-            "--url {url}: scheme {other:?} is not one of http, https, tcp, tls, udp"
+            "--url {url}: scheme {other:?} is not one of http, https, tcp, tls, udp, relp, relp+tls"
         )),
     }
 }

@@ -309,8 +309,11 @@ pub struct Summary {
     pub udp_send_calls: u64,
     pub udp_gso_sends: u64,
     pub udp_gso_refused: u64,
-    /// What "accepted" means: `acknowledged` (HTTP 2xx) or `written` (syslog: handed to the
-    /// kernel; syslog has no acknowledgement).
+    /// RELP: messages written again on a new connection after the one they went on broke
+    /// before answering them (0 for every other transport).
+    pub events_resent: u64,
+    /// What "accepted" means: `acknowledged` (HTTP 2xx, RELP `rsp 200`) or `written` (syslog
+    /// over TCP, TLS or UDP: handed to the kernel; it has no acknowledgement).
     pub delivery: &'static str,
 }
 
@@ -653,7 +656,9 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         udp_send_calls: c.udp_send_calls,
         udp_gso_sends: c.udp_gso_sends,
         udp_gso_refused: c.udp_gso_refused,
-        delivery: if cx.target.adapter == "syslog" {
+        events_resent: c.events_resent,
+        // RELP answers every message; syslog over TCP, TLS or UDP answers nothing.
+        delivery: if cx.target.adapter == "syslog" && !cx.target.url.starts_with("relp") {
             "written"
         } else {
             "acknowledged"

@@ -233,13 +233,18 @@ fn shortfall_words(by: &str) -> &'static str {
 fn problems(o: &mut String, s: &Summary) {
     let _ = writeln!(
         o,
-        "errors   auth {}, connect {}, resets {}, timeouts {}, protocol {}; reconnects {}",
+        "errors   auth {}, connect {}, resets {}, timeouts {}, protocol {}; reconnects {}{}",
         s.auth_failures,
         s.connect_errors,
         s.connection_resets,
         s.timeouts,
         s.protocol_errors,
-        s.reconnects
+        s.reconnects,
+        if s.events_resent > 0 {
+            format!(", resent {} events", count(s.events_resent))
+        } else {
+            String::new()
+        }
     );
     let _ = writeln!(
         o,

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use hdrhistogram::Histogram;
 
 use crate::adapter::Framer;
+use crate::adapter::relp::DEFAULT_WINDOW;
 use crate::adapter::syslog::SyslogFramer;
 use crate::config::schema::Slo;
 use crate::config::schema::UdpOrder;
@@ -499,7 +500,11 @@ fn scenario_plan(
                 })
                 .collect(),
         ),
-        Transport::SyslogTcp | Transport::SyslogTls | Transport::SyslogUdp => Framings::Syslog(
+        Transport::SyslogTcp
+        | Transport::SyslogTls
+        | Transport::SyslogUdp
+        | Transport::Relp
+        | Transport::RelpTls => Framings::Syslog(
             s.stages
                 .iter()
                 .map(|st| {
@@ -507,7 +512,7 @@ fn scenario_plan(
                         p.config.target.syslog.as_ref(),
                         &s.sources[st.source].def,
                         &p.host,
-                        p.transport == Transport::SyslogUdp,
+                        p.transport.unframed(),
                     )
                 })
                 .collect(),
@@ -573,7 +578,11 @@ fn mix_plan(p: &RunPlan, ep: &Endpoint) -> Option<MixPlan> {
                 .map(|k| Arc::new(p.framer_of(k, &ep.host_port, &ep.path, &p.run_id)))
                 .collect(),
         ),
-        Transport::SyslogTcp | Transport::SyslogTls | Transport::SyslogUdp => Framings::Syslog(
+        Transport::SyslogTcp
+        | Transport::SyslogTls
+        | Transport::SyslogUdp
+        | Transport::Relp
+        | Transport::RelpTls => Framings::Syslog(
             p.packs
                 .iter()
                 .map(|pack| {
@@ -581,7 +590,7 @@ fn mix_plan(p: &RunPlan, ep: &Endpoint) -> Option<MixPlan> {
                         p.config.target.syslog.as_ref(),
                         &pack.def,
                         &p.host,
-                        p.transport == Transport::SyslogUdp,
+                        p.transport.unframed(),
                     )
                 })
                 .collect(),
@@ -601,7 +610,7 @@ fn wire(p: &RunPlan, ep: &Endpoint) -> Result<WirePlan, SetupError> {
     let syslog = || {
         p.syslog.clone().ok_or_else(|| {
             SetupError::invalid(
-                "target.url: a syslog url (tcp://, udp://, tls://) needs adapter: syslog",
+                "target.url: a syslog url (tcp://, udp://, tls://, relp://, relp+tls://) needs adapter: syslog",
             )
         })
     };
@@ -620,6 +629,17 @@ fn wire(p: &RunPlan, ep: &Endpoint) -> Result<WirePlan, SetupError> {
         Transport::SyslogTcp | Transport::SyslogTls => WirePlan::SyslogStream {
             framer: syslog()?,
             tls: p.tls.clone(),
+        },
+        Transport::Relp | Transport::RelpTls => WirePlan::Relp {
+            framer: syslog()?,
+            tls: p.tls.clone(),
+            window: p
+                .config
+                .target
+                .syslog
+                .as_ref()
+                .and_then(|s| s.relp_window)
+                .map_or(DEFAULT_WINDOW, |w| w as usize),
         },
         Transport::SyslogUdp => WirePlan::SyslogDatagram {
             framer: syslog()?,

@@ -574,7 +574,8 @@ pub fn plan(
         })
         .collect::<Result<Vec<_>, SetupError>>()?;
     let host = host_name();
-    let udp = transport == Transport::SyslogUdp;
+    // Datagrams and RELP frames carry one message each: no octet count or LF.
+    let udp = transport.unframed();
     let syslog = match (packs.first(), &replay, cfg.target.adapter) {
         (Some(pack), _, Adapter::Syslog) => Some(SyslogFramer::new(
             cfg.target.syslog.as_ref(),

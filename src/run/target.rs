@@ -15,18 +15,34 @@ pub enum Transport {
     SyslogTcp,
     SyslogTls,
     SyslogUdp,
+    /// Syslog over RELP (`relp://`), each message acknowledged.
+    Relp,
+    /// RELP over TLS (`relp+tls://`).
+    RelpTls,
 }
 
 impl Transport {
     pub fn is_tls(self) -> bool {
-        matches!(self, Transport::Https | Transport::SyslogTls)
+        matches!(
+            self,
+            Transport::Https | Transport::SyslogTls | Transport::RelpTls
+        )
     }
 
     pub fn is_syslog(self) -> bool {
         matches!(
             self,
             Transport::SyslogTcp | Transport::SyslogTls | Transport::SyslogUdp
-        )
+        ) || self.is_relp()
+    }
+
+    pub fn is_relp(self) -> bool {
+        matches!(self, Transport::Relp | Transport::RelpTls)
+    }
+
+    /// Messages go without syslog framing: one per datagram (UDP) or one per RELP frame.
+    pub fn unframed(self) -> bool {
+        matches!(self, Transport::SyslogUdp) || self.is_relp()
     }
 }
 
@@ -79,8 +95,10 @@ pub fn transport(c: &Config) -> Result<Transport, SetupError> {
         "tcp" => Ok(Transport::SyslogTcp),
         "tls" => Ok(Transport::SyslogTls),
         "udp" => Ok(Transport::SyslogUdp),
+        "relp" => Ok(Transport::Relp),
+        "relp+tls" => Ok(Transport::RelpTls),
         other => Err(SetupError::invalid(format!(
-            "target.url: scheme {other:?} is not one of http, https, tcp, tls, udp"
+            "target.url: scheme {other:?} is not one of http, https, tcp, tls, udp, relp, relp+tls"
         ))),
     }
 }

@@ -246,6 +246,13 @@ fn connections(e: &mut Expo, s: &Snapshot) {
         "Connections opened again after one was lost, since the start.",
     );
     e.int(name, &[], s.reconnects);
+    let name = "ingestbench_events_resent_total";
+    e.family(
+        name,
+        Kind::Counter,
+        "RELP: messages written again after the connection they went on broke unanswered, since the start.",
+    );
+    e.int(name, &[], s.events_resent);
     let name = "ingestbench_connections_open";
     e.family(name, Kind::Gauge, "Connections to the target open now.");
     e.int(name, &[], s.connections_open);
@@ -800,7 +807,7 @@ mod tests {
             }
         }
         assert!(text.ends_with('\n'));
-        assert_eq!(types.len(), 29, "families: {types:?}");
+        assert_eq!(types.len(), 30, "families: {types:?}");
     }
 
     #[test]

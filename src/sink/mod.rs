@@ -22,6 +22,7 @@
 mod fault;
 mod http;
 mod record;
+mod relp;
 mod resend;
 mod route;
 pub mod scan;
@@ -64,6 +65,8 @@ pub struct SinkConfig {
     pub syslog_udp: Option<SocketAddr>,
     /// Syslog over TLS (RFC 5425); needs `tls`.
     pub syslog_tls: Option<SocketAddr>,
+    /// Syslog over RELP (each message answered `rsp 200` once recorded).
+    pub relp: Option<SocketAddr>,
     /// Certificate and key: the HTTP listener then serves HTTPS only, and `syslog_tls` can
     /// be used. With `client_ca`, clients must present a certificate issued by it.
     pub tls: Option<SinkTls>,
@@ -80,6 +83,7 @@ impl Default for SinkConfig {
             syslog_tcp: None,
             syslog_udp: None,
             syslog_tls: None,
+            relp: None,
             tls: None,
         }
     }
@@ -174,6 +178,7 @@ pub struct SinkHandle {
     syslog_tcp: Option<SocketAddr>,
     syslog_udp: Option<SocketAddr>,
     syslog_tls: Option<SocketAddr>,
+    relp: Option<SocketAddr>,
     shared: Arc<Shared>,
     wakers: Vec<Arc<Waker>>,
     threads: Vec<JoinHandle<()>>,
@@ -216,6 +221,11 @@ impl SinkHandle {
     /// The syslog TLS listener's address.
     pub fn syslog_tls_addr(&self) -> Option<SocketAddr> {
         self.syslog_tls
+    }
+
+    /// The RELP listener's address.
+    pub fn relp_addr(&self) -> Option<SocketAddr> {
+        self.relp
     }
 
     /// Everything counted so far.
@@ -323,6 +333,7 @@ pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
     };
     let syslog_tcp = stream_addr(cfg.syslog_tcp, worker::Kind::SyslogTcp)?;
     let syslog_tls_addr = stream_addr(cfg.syslog_tls, worker::Kind::SyslogTls)?;
+    let relp = stream_addr(cfg.relp, worker::Kind::Relp)?;
     let mut udp_socks = match cfg.syslog_udp {
         None => Vec::new(),
         Some(at) => udp::bind_group(at, threads)?,
@@ -356,6 +367,7 @@ pub fn start(cfg: SinkConfig) -> Result<SinkHandle, String> {
         syslog_tcp,
         syslog_udp,
         syslog_tls: syslog_tls_addr,
+        relp,
         shared: shared.clone(),
         wakers: Vec::new(),
         threads: Vec::new(),

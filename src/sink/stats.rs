@@ -64,6 +64,8 @@ pub struct SyslogStats {
     pub messages_udp: u64,
     /// Messages received on the syslog TLS listener.
     pub messages_tls: u64,
+    /// Messages received on the RELP listener (`syslog` frames, each answered).
+    pub messages_relp: u64,
     /// Bytes received on the syslog listeners: the TCP and TLS streams (framing included,
     /// decrypted) and the UDP datagrams.
     pub bytes: u64,
@@ -80,13 +82,14 @@ pub struct SyslogStats {
 
 impl SyslogStats {
     pub fn messages(&self) -> u64 {
-        self.messages_tcp + self.messages_udp + self.messages_tls
+        self.messages_tcp + self.messages_udp + self.messages_tls + self.messages_relp
     }
 
     pub(crate) fn add(&mut self, o: &SyslogStats) {
         self.messages_tcp += o.messages_tcp;
         self.messages_udp += o.messages_udp;
         self.messages_tls += o.messages_tls;
+        self.messages_relp += o.messages_relp;
         self.bytes += o.bytes;
         self.framing_errors += o.framing_errors;
         self.octet_counted_frames += o.octet_counted_frames;

@@ -26,6 +26,7 @@ use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
 use super::http::{self, Framing, HeadError, MAX_BODY, MAX_HEAD};
+use super::relp::RelpConn;
 use super::route::{Action, Ctx};
 use super::stats::SyslogStats;
 use super::stream::{Step, StreamConn};
@@ -48,6 +49,8 @@ pub(crate) enum Kind {
     Http,
     SyslogTcp,
     SyslogTls,
+    /// RELP (`relp.rs`).
+    Relp,
 }
 
 /// Read buffer of a new connection.
@@ -151,6 +154,7 @@ enum Next {
 enum Slot {
     Http(Conn),
     Syslog(StreamConn),
+    Relp(RelpConn),
 }
 
 pub(crate) struct Worker {
@@ -249,7 +253,7 @@ impl Worker {
                         }
                         self.service(i);
                     }
-                    Some(Some(Slot::Syslog(_))) => self.service_syslog(i),
+                    Some(Some(Slot::Syslog(_) | Slot::Relp(_))) => self.service_syslog(i),
                     _ => {}
                 }
             }
@@ -316,12 +320,15 @@ impl Worker {
         self.udp_again = true;
     }
 
-    /// Reads and counts on syslog connection `i`.
+    /// Reads and counts on syslog (or RELP) connection `i`.
     fn service_syslog(&mut self, i: usize) {
-        let Some(Some(Slot::Syslog(c))) = self.conns.get_mut(i) else {
-            return;
+        let (rec, ledger, t) = (&mut self.ctx.rec, &self.shared.ledger, &mut self.syslog);
+        let step = match self.conns.get_mut(i) {
+            Some(Some(Slot::Syslog(c))) => c.drive(rec, ledger, t),
+            Some(Some(Slot::Relp(c))) => c.drive(rec, ledger, t),
+            _ => return,
         };
-        match c.drive(&mut self.ctx.rec, &self.shared.ledger, &mut self.syslog) {
+        match step {
             Step::Keep => {}
             Step::Again => self.again.push(i),
             Step::Close => self.close(i, false),
@@ -333,7 +340,7 @@ impl Worker {
         while let Ok((sock, kind)) = self.inbox.try_recv() {
             let tls = match kind {
                 Kind::Http => self.shared.http_tls.as_ref(),
-                Kind::SyslogTcp => None,
+                Kind::SyslogTcp | Kind::Relp => None,
                 Kind::SyslogTls => self.shared.syslog_tls.as_ref(),
             };
             let mut io = match tls {
@@ -358,6 +365,11 @@ impl Worker {
                 .is_err()
             {
                 self.free.push(i);
+                continue;
+            }
+            if kind == Kind::Relp {
+                self.conns[i] = Some(Slot::Relp(RelpConn::new(io)));
+                self.service_syslog(i);
                 continue;
             }
             if kind != Kind::Http {
@@ -432,6 +444,7 @@ impl Worker {
         let mut io = match slot {
             Slot::Http(c) => c.io,
             Slot::Syslog(c) => c.io,
+            Slot::Relp(c) => c.io,
         };
         if io.handshake_failed() {
             self.tls_handshake_errors += 1;

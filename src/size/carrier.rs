@@ -199,6 +199,7 @@ pub fn syslog_framer(def: &PackDef, transport: Transport) -> SyslogFramer {
         facility: None,
         max_message_bytes: Size(1 << 40),
         udp_order: None,
+        relp_window: None,
     };
     SyslogFramer::new(
         Some(&cfg),

@@ -87,6 +87,9 @@ pub struct Counters {
     pub events_given_up_transport: u64,
     /// Events still unanswered when the run ended (counted failed).
     pub events_unfinished: u64,
+    /// RELP: messages written again on a new connection because the one they went on broke
+    /// before answering them (each resend once; the same bytes, a new txnr).
+    pub events_resent: u64,
     /// Responses by HTTP status (index = status code).
     pub status: [u64; 600],
     /// HEC response codes 0..=31.
@@ -137,6 +140,7 @@ impl Default for Counters {
             events_given_up_busy: 0,
             events_given_up_transport: 0,
             events_unfinished: 0,
+            events_resent: 0,
             status: [0; 600],
             hec_codes: [0; 32],
         }
@@ -192,6 +196,7 @@ impl Counters {
         self.events_given_up_busy += o.events_given_up_busy;
         self.events_given_up_transport += o.events_given_up_transport;
         self.events_unfinished += o.events_unfinished;
+        self.events_resent += o.events_resent;
         self.udp_gso_sends += o.udp_gso_sends;
         self.udp_gso_refused += o.udp_gso_refused;
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {

@@ -207,6 +207,8 @@ pub struct Snapshot {
     pub timeouts: u64,
     pub protocol_errors: u64,
     pub reconnects: u64,
+    /// RELP: messages written again after a broken connection, since the start.
+    pub events_resent: u64,
     pub batches_acked: u64,
     pub acks_pending: u64,
     pub oversize_events: u64,
@@ -266,6 +268,7 @@ impl Snapshot {
             timeouts: 0,
             protocol_errors: 0,
             reconnects: 0,
+            events_resent: 0,
             batches_acked: 0,
             acks_pending: 0,
             oversize_events: 0,

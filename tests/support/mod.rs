@@ -12,6 +12,7 @@ pub mod peers;
 pub mod prometheus;
 pub mod pty;
 pub mod raw_http;
+pub mod relp_server;
 pub mod search_store;
 
 use std::io::{BufRead, BufReader, Read, Write};

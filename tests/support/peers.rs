@@ -78,6 +78,46 @@ pub fn rsyslog_root() -> Option<PathBuf> {
     root.join("usr/sbin/rsyslogd").is_file().then_some(root)
 }
 
+/// `rsyslog_root()` when rsyslog's RELP input (imrelp.so, from rsyslog-relp) is unpacked too.
+pub fn rsyslog_relp_root() -> Option<PathBuf> {
+    rsyslog_root().filter(|r| {
+        r.join("usr/lib/x86_64-linux-gnu/rsyslog/imrelp.so")
+            .is_file()
+    })
+}
+
+/// rsyslogd from the unpacked tree `root` as a run launches it (`observability.target`): the
+/// program, its arguments for config `conf` (in the foreground, its PID file in `dir`) and
+/// the library path it needs.
+pub struct RsyslogCommand {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+}
+
+pub fn rsyslog_command(root: &Path, dir: &Path, conf: &Path) -> RsyslogCommand {
+    let libs = format!(
+        "{}:{}",
+        root.join("usr/lib/x86_64-linux-gnu").display(),
+        root.join("lib/x86_64-linux-gnu").display()
+    );
+    RsyslogCommand {
+        program: root.join("usr/sbin/rsyslogd").display().to_string(),
+        args: vec![
+            "-n".into(),
+            "-M".into(),
+            root.join("usr/lib/x86_64-linux-gnu/rsyslog")
+                .display()
+                .to_string(),
+            "-f".into(),
+            conf.display().to_string(),
+            "-i".into(),
+            dir.join("rsyslogd.pid").display().to_string(),
+        ],
+        env: vec![("LD_LIBRARY_PATH".into(), libs)],
+    }
+}
+
 /// The `major.minor` of the installed syslog-ng, for the config's `@version`.
 pub fn syslog_ng_version(bin: &Path) -> String {
     static V: OnceLock<String> = OnceLock::new();
