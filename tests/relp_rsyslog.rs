@@ -52,19 +52,25 @@ fn accepted(r: &Value) -> Vec<(u32, u64)> {
     v
 }
 
-#[test]
-fn relp_into_rsyslog_loses_nothing_acknowledged_through_a_stall_and_a_kill() {
-    let _t = TURN.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(root) = require(
+/// rsyslog with imrelp on a free port of 127.0.0.1 writing every message to `relp.log` in
+/// `tmp`: `main_queue` is a config line before the input (or nothing), `input` more of the
+/// input's attributes. `None` (the test passes by) when the peer is missing outside CI.
+struct Peer {
+    tmp: tempfile::TempDir,
+    port: u16,
+    out: std::path::PathBuf,
+    /// The `observability.target` block that launches it.
+    launch: String,
+}
+
+fn peer(tmp: tempfile::TempDir, main_queue: &str, input: &str) -> Option<Peer> {
+    let root = require(
         &format!(
             "rsyslog with imrelp (rsyslog-relp, unpacked into {})",
             rsyslog_dir().display()
         ),
         rsyslog_relp_root(),
-    ) else {
-        return;
-    };
-    let tmp = tempfile::tempdir().unwrap();
+    )?;
     let dir = tmp.path();
     let port = free_port();
     let out = dir.join("relp.log");
@@ -73,9 +79,9 @@ fn relp_into_rsyslog_loses_nothing_acknowledged_through_a_stall_and_a_kill() {
         &conf,
         format!(
             "global(workDirectory=\"{d}\" maxMessageSize=\"64k\")\n\
-             main_queue(queue.type=\"Direct\")\n\
+             {main_queue}\
              module(load=\"imrelp\")\n\
-             input(type=\"imrelp\" address=\"127.0.0.1\" port=\"{port}\")\n\
+             input(type=\"imrelp\" address=\"127.0.0.1\" port=\"{port}\"{input})\n\
              template(name=\"out\" type=\"string\" string=\"%structured-data% %msg%\\n\")\n\
              action(type=\"omfile\" file=\"{out}\" template=\"out\")\n",
             d = dir.display(),
@@ -85,29 +91,24 @@ fn relp_into_rsyslog_loses_nothing_acknowledged_through_a_stall_and_a_kill() {
     .unwrap();
     let c = rsyslog_command(&root, dir, &conf);
     let env: Vec<String> = c.env.iter().map(|(k, v)| format!("{k}: {v:?}")).collect();
-    let report = dir.join("report.json");
-    let cfg = write_config(
-        dir,
-        "run.yaml",
-        &format!(
-            "schema_version: \"1.0\"\n\
-             target:\n  adapter: syslog\n  url: \"relp://127.0.0.1:{port}\"\n  syslog: {{ format: rfc5424, relp_window: 32 }}\n  batch: {{ max_events: 50 }}\n  retry: {{ max_attempts: 30, max_time: 30s }}\n\
-             source: {{ id: linux.syslog }}\n\
-             workload: {{ eps: 1000, stop: {{ after: 12s }} }}\n\
-             observability:\n  report: {report}\n  target:\n    command: {cmd:?}\n    args: {args}\n    env: {{ {env} }}\n    ready_port: {port}\n    ready_timeout: 10s\n    log: {d}/collector.log\n\
-             slo: {{ max_recovery: 10s, max_dup_events: 200 }}\n\
-             verify: {{ sources: [\"file:{out}\"], settle_timeout: 3s }}\n\
-             faults:\n\
-             \x20 - {{ at: 2s, action: stall, for: 3s }}\n\
-             \x20 - {{ at: 3s, action: kill, for: 1s }}\n",
-            report = report.display(),
-            cmd = c.program,
-            args = yaml_list(&c.args),
-            env = env.join(", "),
-            d = dir.display(),
-            out = out.display(),
-        ),
+    let launch = format!(
+        "  target:\n    command: {cmd:?}\n    args: {args}\n    env: {{ {env} }}\n    ready_port: {port}\n    ready_timeout: 10s\n    log: {d}/collector.log\n",
+        cmd = c.program,
+        args = yaml_list(&c.args),
+        env = env.join(", "),
+        d = dir.display(),
     );
+    Some(Peer {
+        tmp,
+        port,
+        out,
+        launch,
+    })
+}
+
+/// Runs `yaml` (written in `dir`) on one thread and two connections: its output and report.
+fn run(dir: &std::path::Path, yaml: &str) -> (std::process::Output, Value) {
+    let cfg = write_config(dir, "run.yaml", yaml);
     let o = bin()
         .args(["run", "--config", &cfg, "--output", "json", "--no-pin"])
         .args(["--threads", "1", "--workers", "2"])
@@ -115,6 +116,39 @@ fn relp_into_rsyslog_loses_nothing_acknowledged_through_a_stall_and_a_kill() {
         .unwrap();
     let r: Value = serde_json::from_slice(&o.stdout)
         .unwrap_or_else(|e| panic!("no report ({e}): {}", all(&o)));
+    (o, r)
+}
+
+#[test]
+fn relp_into_rsyslog_loses_nothing_acknowledged_through_a_stall_and_a_kill() {
+    let _t = TURN.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(p) = peer(
+        tempfile::tempdir().unwrap(),
+        "main_queue(queue.type=\"Direct\")\n",
+        "",
+    ) else {
+        return;
+    };
+    let (dir, port, out) = (p.tmp.path(), p.port, &p.out);
+    let report = dir.join("report.json");
+    let (o, r) = run(
+        dir,
+        &format!(
+            "schema_version: \"1.0\"\n\
+             target:\n  adapter: syslog\n  url: \"relp://127.0.0.1:{port}\"\n  syslog: {{ format: rfc5424, relp_window: 32 }}\n  batch: {{ max_events: 50 }}\n  retry: {{ max_attempts: 30, max_time: 30s }}\n\
+             source: {{ id: linux.syslog }}\n\
+             workload: {{ eps: 1000, stop: {{ after: 12s }} }}\n\
+             observability:\n  report: {report}\n{launch}\
+             slo: {{ max_recovery: 10s, max_dup_events: 200 }}\n\
+             verify: {{ sources: [\"file:{out}\"], settle_timeout: 3s }}\n\
+             faults:\n\
+             \x20 - {{ at: 2s, action: stall, for: 3s }}\n\
+             \x20 - {{ at: 3s, action: kill, for: 1s }}\n",
+            report = report.display(),
+            launch = p.launch,
+            out = out.display(),
+        ),
+    );
     let s = &r["summary"];
     eprintln!(
         "rsyslog over RELP: sent {}, accepted {}, failed {}, resent {}, reconnects {}",
@@ -153,7 +187,7 @@ fn relp_into_rsyslog_loses_nothing_acknowledged_through_a_stall_and_a_kill() {
         .sum();
     assert_eq!(lost, 0, "{src}");
     // And the file's own tags, counted here.
-    let bytes = std::fs::read(&out).unwrap();
+    let bytes = std::fs::read(out).unwrap();
     let run = r["run_id"].as_str().unwrap();
     let mut held: BTreeMap<(u32, u64), u64> = BTreeMap::new();
     for t in ingestbench::acct::collect_tags(&bytes) {
@@ -183,62 +217,26 @@ fn relp_into_rsyslog_loses_nothing_acknowledged_through_a_stall_and_a_kill() {
 #[test]
 fn relp_into_rsyslog_restarted_politely_loses_nothing() {
     let _t = TURN.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(root) = require(
-        &format!(
-            "rsyslog with imrelp (rsyslog-relp, unpacked into {})",
-            rsyslog_dir().display()
-        ),
-        rsyslog_relp_root(),
-    ) else {
+    let Some(p) = peer(tempfile::tempdir().unwrap(), "", "") else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let port = free_port();
-    let out = dir.join("relp.log");
-    let conf = dir.join("rsyslog.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "global(workDirectory=\"{d}\" maxMessageSize=\"64k\")\n\
-             module(load=\"imrelp\")\n\
-             input(type=\"imrelp\" address=\"127.0.0.1\" port=\"{port}\")\n\
-             template(name=\"out\" type=\"string\" string=\"%structured-data% %msg%\\n\")\n\
-             action(type=\"omfile\" file=\"{out}\" template=\"out\")\n",
-            d = dir.display(),
-            out = out.display()
-        ),
-    )
-    .unwrap();
-    let c = rsyslog_command(&root, dir, &conf);
-    let env: Vec<String> = c.env.iter().map(|(k, v)| format!("{k}: {v:?}")).collect();
-    let cfg = write_config(
+    let (dir, port, out) = (p.tmp.path(), p.port, &p.out);
+    let (o, r) = run(
         dir,
-        "run.yaml",
         &format!(
             "schema_version: \"1.0\"\n\
              target:\n  adapter: syslog\n  url: \"relp://127.0.0.1:{port}\"\n  batch: {{ max_events: 50 }}\n  retry: {{ max_attempts: 30, max_time: 30s }}\n\
              source: {{ id: linux.syslog }}\n\
              workload: {{ eps: 1000, stop: {{ after: 8s }} }}\n\
-             observability:\n  target:\n    command: {cmd:?}\n    args: {args}\n    env: {{ {env} }}\n    ready_port: {port}\n    ready_timeout: 10s\n    log: {d}/collector.log\n\
+             observability:\n{launch}\
              slo: {{ max_recovery: 8s, max_dup_events: 200 }}\n\
              verify: {{ sources: [\"file:{out}\"], settle_timeout: 3s }}\n\
              faults:\n\
              \x20 - {{ at: 3s, action: restart }}\n",
-            cmd = c.program,
-            args = yaml_list(&c.args),
-            env = env.join(", "),
-            d = dir.display(),
+            launch = p.launch,
             out = out.display(),
         ),
     );
-    let o = bin()
-        .args(["run", "--config", &cfg, "--output", "json", "--no-pin"])
-        .args(["--threads", "1", "--workers", "2"])
-        .output()
-        .unwrap();
-    let r: Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("no report ({e}): {}", all(&o)));
     let s = &r["summary"];
     eprintln!(
         "rsyslog restarted: sent {}, accepted {}, resent {}, reconnects {}",
@@ -264,66 +262,34 @@ fn relp_into_rsyslog_restarted_politely_loses_nothing() {
 #[test]
 fn relp_over_tls_into_rsyslog_with_client_certificates() {
     let _t = TURN.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(root) = require(
-        &format!(
-            "rsyslog with imrelp (rsyslog-relp, unpacked into {})",
-            rsyslog_dir().display()
-        ),
-        rsyslog_relp_root(),
-    ) else {
+    let tmp = tempfile::tempdir().unwrap();
+    let certs = support::peers::Certs::make(tmp.path());
+    let input = format!(
+        " tls=\"on\" tls.caCert=\"{ca}\" tls.myCert=\"{cert}\" tls.myPrivKey=\"{key}\" tls.authMode=\"certvalid\"",
+        ca = certs.ca().display(),
+        cert = certs.pem("server").display(),
+        key = certs.key("server").display(),
+    );
+    let Some(p) = peer(tmp, "", &input) else {
         return;
     };
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
-    let certs = support::peers::Certs::make(dir);
-    let port = free_port();
-    let out = dir.join("relp.log");
-    let conf = dir.join("rsyslog.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "global(workDirectory=\"{d}\" maxMessageSize=\"64k\")\n\
-             module(load=\"imrelp\")\n\
-             input(type=\"imrelp\" address=\"127.0.0.1\" port=\"{port}\" tls=\"on\" tls.caCert=\"{ca}\" tls.myCert=\"{cert}\" tls.myPrivKey=\"{key}\" tls.authMode=\"certvalid\")\n\
-             template(name=\"out\" type=\"string\" string=\"%structured-data% %msg%\\n\")\n\
-             action(type=\"omfile\" file=\"{out}\" template=\"out\")\n",
-            d = dir.display(),
-            ca = certs.ca().display(),
-            cert = certs.pem("server").display(),
-            key = certs.key("server").display(),
-            out = out.display()
-        ),
-    )
-    .unwrap();
-    let c = rsyslog_command(&root, dir, &conf);
-    let env: Vec<String> = c.env.iter().map(|(k, v)| format!("{k}: {v:?}")).collect();
-    let cfg = write_config(
+    let (dir, port, out) = (p.tmp.path(), p.port, &p.out);
+    let (o, r) = run(
         dir,
-        "run.yaml",
         &format!(
             "schema_version: \"1.0\"\n\
              target:\n  adapter: syslog\n  url: \"relp+tls://127.0.0.1:{port}\"\n  tls: {{ ca_file: {ca:?}, client_cert: {cc:?}, client_key: {ck:?} }}\n  batch: {{ max_events: 50 }}\n\
              source: {{ id: linux.syslog }}\n\
              workload: {{ eps: 1000, stop: {{ total_events: 2000 }} }}\n\
-             observability:\n  target:\n    command: {cmd:?}\n    args: {args}\n    env: {{ {env} }}\n    ready_port: {port}\n    ready_timeout: 10s\n    log: {d}/collector.log\n\
+             observability:\n{launch}\
              verify: {{ sources: [\"file:{out}\"], settle_timeout: 3s }}\n",
             ca = certs.ca().display().to_string(),
             cc = certs.pem("client").display().to_string(),
             ck = certs.key("client").display().to_string(),
-            cmd = c.program,
-            args = yaml_list(&c.args),
-            env = env.join(", "),
-            d = dir.display(),
+            launch = p.launch,
             out = out.display(),
         ),
     );
-    let o = bin()
-        .args(["run", "--config", &cfg, "--output", "json", "--no-pin"])
-        .args(["--threads", "1", "--workers", "2"])
-        .output()
-        .unwrap();
-    let r: Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|e| panic!("no report ({e}): {}", all(&o)));
     let s = &r["summary"];
     assert_eq!(u(&s["events_accepted"]), 2000, "{}", all(&o));
     assert_eq!(u(&r["status"]["200"]), 2000);

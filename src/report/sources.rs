@@ -1,7 +1,8 @@
 //! The report's `by_source`: a mix of sources broken down source by source — the share
 //! asked and the share sent, events sent, accepted and failed, and latency (intended and
 //! service) — over the whole run, warm-up and drain included (the summary's window leaves
-//! them out, so these rows add up to the run's totals, not to the summary's).
+//! them out, so these rows add up to the run's totals, not to the summary's). `PartFigures`
+//! are what a source's row and a target's (`targets`) have alike.
 
 use serde::Serialize;
 
@@ -16,6 +17,13 @@ pub struct SourceRow {
     pub share: f64,
     /// The share of the run's sent events this source had.
     pub sent_share: f64,
+    #[serde(flatten)]
+    pub figures: PartFigures,
+}
+
+/// One part's events, batches and latencies, named as the run's own.
+#[derive(Clone, Debug, Serialize)]
+pub struct PartFigures {
     pub events_sent: u64,
     pub events_accepted: u64,
     pub events_failed: u64,
@@ -28,32 +36,39 @@ pub struct SourceRow {
     pub service_ms: Percentiles,
 }
 
+/// Part `k`'s figures.
+pub(super) fn figures(parts: &Parts, k: usize) -> PartFigures {
+    let c = parts.counters[k];
+    PartFigures {
+        events_sent: c.events_sent,
+        events_accepted: c.events_accepted,
+        events_failed: c.events_failed,
+        batches_sent: c.batches_sent,
+        batches_accepted: c.batches_accepted,
+        batches_failed: c.batches_failed,
+        latency_ms: percentiles(&parts.latency[k]),
+        service_ms: percentiles(&parts.service[k]),
+    }
+}
+
 /// One row per source, in the config's order: `sources` is each one's id and share.
 pub fn rows(sources: &[(String, f64)], parts: &Parts) -> Vec<SourceRow> {
     let sent: u64 = parts.counters.iter().map(|c| c.events_sent).sum();
     sources
         .iter()
-        .map(|(id, share)| (id, share))
         .enumerate()
         .take(parts.len())
         .map(|(k, (id, share))| {
-            let c = parts.counters[k];
+            let figures = figures(parts, k);
             SourceRow {
                 source: id.clone(),
                 share: *share,
                 sent_share: if sent > 0 {
-                    c.events_sent as f64 / sent as f64
+                    figures.events_sent as f64 / sent as f64
                 } else {
                     0.0
                 },
-                events_sent: c.events_sent,
-                events_accepted: c.events_accepted,
-                events_failed: c.events_failed,
-                batches_sent: c.batches_sent,
-                batches_accepted: c.batches_accepted,
-                batches_failed: c.batches_failed,
-                latency_ms: percentiles(&parts.latency[k]),
-                service_ms: percentiles(&parts.service[k]),
+                figures,
             }
         })
         .collect()
@@ -84,11 +99,11 @@ pub fn text(o: &mut String, rows: &[SourceRow]) {
             r.source,
             r.share * 100.0,
             r.sent_share * 100.0,
-            r.events_sent,
-            r.events_accepted,
-            r.events_failed,
-            r.latency_ms.p50,
-            r.latency_ms.p99,
+            r.figures.events_sent,
+            r.figures.events_accepted,
+            r.figures.events_failed,
+            r.figures.latency_ms.p50,
+            r.figures.latency_ms.p99,
         );
     }
 }
@@ -115,10 +130,10 @@ mod tests {
         );
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].source, "okta.system");
-        assert_eq!(rows[0].events_sent, 30);
+        assert_eq!(rows[0].figures.events_sent, 30);
         assert!((rows[0].sent_share - 0.75).abs() < 1e-9);
-        assert_eq!(rows[1].events_accepted, 10);
-        assert!(rows[1].latency_ms.p50 > 1.9 && rows[1].latency_ms.p50 < 2.1);
+        assert_eq!(rows[1].figures.events_accepted, 10);
+        assert!(rows[1].figures.latency_ms.p50 > 1.9 && rows[1].figures.latency_ms.p50 < 2.1);
         let mut t = String::new();
         text(&mut t, &rows);
         assert!(t.contains("okta.system") && t.contains("75.0%"), "{t}");

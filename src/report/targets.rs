@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::{Percentiles, percentiles};
+use super::sources::{PartFigures, figures};
 use crate::stats::parts::Parts;
 
 #[derive(Clone, Debug, Serialize)]
@@ -16,18 +16,12 @@ pub struct TargetRow {
     pub address: String,
     /// No connection to it ever opened: it took no part in the run.
     pub down: bool,
-    pub events_sent: u64,
-    pub events_accepted: u64,
-    pub events_failed: u64,
-    pub batches_sent: u64,
-    pub batches_accepted: u64,
-    pub batches_failed: u64,
+    #[serde(flatten)]
+    pub figures: PartFigures,
     pub connects: u64,
     pub connect_errors: u64,
     pub connection_resets: u64,
     pub timeouts: u64,
-    pub latency_ms: Percentiles,
-    pub service_ms: Percentiles,
 }
 
 /// One row per target: `targets` is each one's (url, address), in the config's order.
@@ -42,18 +36,11 @@ pub fn rows(targets: &[(String, String)], parts: &Parts) -> Vec<TargetRow> {
                 url: url.clone(),
                 address: address.clone(),
                 down: c.connects == 0,
-                events_sent: c.events_sent,
-                events_accepted: c.events_accepted,
-                events_failed: c.events_failed,
-                batches_sent: c.batches_sent,
-                batches_accepted: c.batches_accepted,
-                batches_failed: c.batches_failed,
+                figures: figures(parts, k),
                 connects: c.connects,
                 connect_errors: c.connect_errors,
                 connection_resets: c.connection_resets,
                 timeouts: c.timeouts,
-                latency_ms: percentiles(&parts.latency[k]),
-                service_ms: percentiles(&parts.service[k]),
             }
         })
         .collect()
@@ -77,13 +64,13 @@ pub fn text(o: &mut String, rows: &[TargetRow]) {
             o,
             "  {:<w$}  {:>12}  {:>12}  {:>8}  {:>8}  {:>8}  {:>8}  {:>9.2}  {}",
             r.url,
-            r.events_sent,
-            r.events_accepted,
-            r.events_failed,
+            r.figures.events_sent,
+            r.figures.events_accepted,
+            r.figures.events_failed,
             r.connect_errors,
             r.connection_resets,
             r.timeouts,
-            r.latency_ms.p99,
+            r.figures.latency_ms.p99,
             if r.down {
                 "DOWN (never connected)"
             } else {
@@ -112,7 +99,7 @@ mod tests {
         ];
         let rows = rows(&t, &p);
         assert!(!rows[0].down && rows[1].down);
-        assert_eq!(rows[0].events_accepted, 100);
+        assert_eq!(rows[0].figures.events_accepted, 100);
         assert_eq!(rows[1].connect_errors, 2);
         let mut o = String::new();
         text(&mut o, &rows);

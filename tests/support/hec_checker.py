@@ -20,7 +20,9 @@ import json
 import re
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
+
+from hec_common import JsonHandler, envelopes
 
 GUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 LOCK = threading.Lock()
@@ -34,32 +36,7 @@ def violation(msg):
             VIOLATIONS.append(msg)
 
 
-def envelopes(text):
-    dec = json.JSONDecoder()
-    i, out = 0, []
-    while True:
-        while i < len(text) and text[i] in " \t\r\n":
-            i += 1
-        if i >= len(text):
-            return out
-        obj, i = dec.raw_decode(text, i)
-        out.append(obj)
-
-
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True
-
-    def log_message(self, *args):
-        pass
-
-    def reply(self, status, body):
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+class Handler(JsonHandler):
 
     def do_GET(self):
         if self.path == "/violations":
