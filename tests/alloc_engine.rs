@@ -46,12 +46,12 @@ fn workers_do_not_allocate_in_steady_state() {
     ] {
         let during = steady_state_allocations(
             &format!(
-                "schema_version: \"1.0\"\nseed: 3\ntarget:\n  {target}\nsource: {source}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 6s }} }}\n{SLO}"
+                "schema_version: \"1.0\"\nseed: 3\ntarget:\n  {target}\nsource: {source}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 5s }} }}\n{SLO}"
             ),
             &[],
             |_| {},
         );
-        // 3 s at 20,000 events/s is 60,000 events in 300 batches on 2 workers.
+        // 2 s at 20,000 events/s is 40,000 events in 200 batches on 2 workers.
         assert_eq!(
             during, 0,
             "{what}: {during} allocations on worker threads in steady state"
@@ -80,7 +80,7 @@ fn replay_does_not_allocate() {
     std::fs::write(&file, lines).unwrap();
     let during = steady_state_allocations(
         &format!(
-            "schema_version: \"1.0\"\nseed: 3\ntarget:\n  url: builtin\n  batch: {{ max_events: 200 }}\nsource: {{ file: \"{}\", format: ndjson, timestamps: shift }}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 6s }} }}\n{SLO}",
+            "schema_version: \"1.0\"\nseed: 3\ntarget:\n  url: builtin\n  batch: {{ max_events: 200 }}\nsource: {{ file: \"{}\", format: ndjson, timestamps: shift }}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 5s }} }}\n{SLO}",
             file.display()
         ),
         &[],
@@ -98,7 +98,7 @@ fn relp_does_not_allocate() {
     let server = relp_server::FakeRelp::start(relp_server::Behaviour::default());
     let during = steady_state_allocations(
         &format!(
-            "schema_version: \"1.0\"\nseed: 3\ntarget:\n  adapter: syslog\n  url: \"relp://127.0.0.1:{}\"\n  batch: {{ max_events: 200 }}\nsource: {{ id: linux.syslog }}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 6s }} }}\n{SLO}",
+            "schema_version: \"1.0\"\nseed: 3\ntarget:\n  adapter: syslog\n  url: \"relp://127.0.0.1:{}\"\n  batch: {{ max_events: 200 }}\nsource: {{ id: linux.syslog }}\nworkload: {{ eps: 20000, workers: 4, stop: {{ after: 5s }} }}\n{SLO}",
             server.port
         ),
         &[],
@@ -132,7 +132,7 @@ fn http_adapter_does_not_allocate() {
             "http",
             "builtin",
             "-z",
-            "6s",
+            "5s",
             "-q",
             "5000",
             "-c",
@@ -151,7 +151,7 @@ fn http_adapter_does_not_allocate() {
         .collect();
         args.extend(extra.iter().map(|s| s.to_string()));
         let during = steady_state_allocations_of(args, |_| {});
-        // 3 s at 5,000 requests/s is 15,000 requests on 2 workers.
+        // 2 s at 5,000 requests/s is 10,000 requests on 2 workers.
         assert_eq!(
             during, 0,
             "{what}: {during} allocations on worker threads in steady state"
@@ -164,7 +164,7 @@ fn http_adapter_does_not_allocate() {
 fn scrapes_and_control_cost_workers_no_allocation() {
     let (status, metrics) = (free_port(), free_port());
     let during = steady_state_allocations(
-        "schema_version: \"1.0\"\nseed: 3\ntarget:\n  url: builtin\n  batch: { max_events: 200 }\nsource: { id: aws.cloudtrail }\nworkload: { eps: 20000, workers: 4, stop: { after: 6s } }\nslo: { min_eps_ratio: 0 }\n",
+        "schema_version: \"1.0\"\nseed: 3\ntarget:\n  url: builtin\n  batch: { max_events: 200 }\nsource: { id: aws.cloudtrail }\nworkload: { eps: 20000, workers: 4, stop: { after: 5s } }\nslo: { min_eps_ratio: 0 }\n",
         &[
             "--status".into(),
             format!("127.0.0.1:{status}"),
@@ -180,9 +180,9 @@ fn scrapes_and_control_cost_workers_no_allocation() {
                 assert!(http(status, "GET /status.json", "").contains("\"seq\""));
                 step += 1;
                 let action = match step {
-                    10 => Some(("pause", "{}")),
-                    20 => Some(("resume", "{}")),
-                    30 => Some(("rate", "{\"factor\": 1.2}")),
+                    8 => Some(("pause", "{}")),
+                    16 => Some(("resume", "{}")),
+                    24 => Some(("rate", "{\"factor\": 1.2}")),
                     _ => None,
                 };
                 if let Some((what, body)) = action {
@@ -191,7 +191,7 @@ fn scrapes_and_control_cost_workers_no_allocation() {
                 }
                 std::thread::sleep(Duration::from_millis(50));
             }
-            assert!(step > 30, "only {step} scrapes");
+            assert!(step > 24, "only {step} scrapes");
         },
     );
     assert_eq!(
@@ -224,7 +224,7 @@ fn http(port: u16, line: &str, body: &str) -> String {
 }
 
 /// Runs `yaml` on 2 threads (with `extra` flags) and counts allocations on worker threads
-/// from second 2 to 5, while `meanwhile` runs for those 3 seconds.
+/// from second 2 to 4, while `meanwhile` runs for those 2 seconds.
 fn steady_state_allocations(yaml: &str, extra: &[String], meanwhile: impl FnOnce(Duration)) -> u64 {
     let tmp = tempfile::tempdir().unwrap();
     let cfg = tmp.path().join("c.yaml");
@@ -247,8 +247,8 @@ fn steady_state_allocations(yaml: &str, extra: &[String], meanwhile: impl FnOnce
     steady_state_allocations_of(args, meanwhile)
 }
 
-/// Runs the command line `args` and counts allocations on worker threads from second 2 to 5,
-/// while `meanwhile` runs for those 3 seconds.
+/// Runs the command line `args` and counts allocations on worker threads from second 2 to 4,
+/// while `meanwhile` runs for those 2 seconds.
 fn steady_state_allocations_of(args: Vec<String>, meanwhile: impl FnOnce(Duration)) -> u64 {
     let start = counting_alloc::allocations();
     let what = args.join(" ");
@@ -260,7 +260,7 @@ fn steady_state_allocations_of(args: Vec<String>, meanwhile: impl FnOnce(Duratio
         before > start,
         "no allocation seen on worker threads at all"
     );
-    let window = Duration::from_secs(3);
+    let window = Duration::from_secs(2);
     let t0 = Instant::now();
     meanwhile(window);
     std::thread::sleep(window.saturating_sub(t0.elapsed()));

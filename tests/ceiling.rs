@@ -42,7 +42,7 @@ source:
 workload:
   find_ceiling: true
   workers: {workers}
-  ceiling: {{ start_eps: {start}, hold: 3s, warmup: 1s, precision: 0.05, max_steps: 12 }}
+  ceiling: {{ start_eps: {start}, hold: 2s, warmup: 1s, precision: 0.05, max_steps: 12 }}
 "#,
         adapter = if url.starts_with("http") {
             "lphc"
@@ -91,7 +91,7 @@ fn a_collector_that_refuses_beyond_its_capacity() {
             "  batch: { max_events: 100 }",
             "aws.cloudtrail",
             8,
-            500,
+            1000,
         ),
         csv.display()
     );
@@ -125,8 +125,8 @@ fn a_collector_that_refuses_beyond_its_capacity() {
     );
     // The first steps go up geometrically; the rest bisect.
     let st = steps(&rep);
-    assert_eq!(st[0]["target_eps"].as_f64(), Some(500.0));
-    assert_eq!(st[1]["target_eps"].as_f64(), Some(1000.0));
+    assert_eq!(st[0]["target_eps"].as_f64(), Some(1000.0));
+    assert_eq!(st[1]["target_eps"].as_f64(), Some(2000.0));
     assert_eq!(st[0]["phase"], "up");
     assert_eq!(st.last().unwrap()["phase"], "bisect");
     // Progress on stderr, one line per step.
@@ -155,7 +155,7 @@ fn a_collector_that_slows_down_beyond_its_capacity() {
         "  batch: { max_events: 100 }",
         "aws.cloudtrail",
         8,
-        500,
+        1000,
     );
     let cfg = dir.path().join("slow.yaml");
     std::fs::write(&cfg, &yaml).unwrap();
@@ -308,7 +308,6 @@ fn a_request_cap_is_named_as_the_limit_and_is_not_the_targets_ceiling() {
         100,
     )
     .replace("adapter: syslog", "adapter: lphc")
-    .replace("hold: 3s", "hold: 2s")
     .replace(
         "precision: 0.05, max_steps: 12",
         "precision: 0.2, max_steps: 8",

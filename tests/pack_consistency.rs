@@ -603,7 +603,12 @@ fn fixed_ids() -> HashSet<String> {
 
 /// UUIDs and long hex ids in `text`, lower-cased.
 fn ids_in(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+    // Bytes, not chars, and words shorter than any id skipped first: this runs over every
+    // byte of 60,000 events in a debug build.
+    text.as_bytes()
+        .split(|&b| !b.is_ascii_alphanumeric() && b != b'-')
+        .filter(|word| word.len() >= 16)
+        .map(|word| std::str::from_utf8(word).expect("ASCII"))
         .flat_map(|word| {
             let uuid = is_uuid(word).then_some(word);
             let hex = word.split('-').filter(|w| is_hex_id(w));
