@@ -371,3 +371,99 @@ fn a_mix_from_the_command_line() {
     assert_eq!(f(&rows[1]["share"]), 0.25);
     assert_eq!(v["verification"]["distinct"], 4000, "{}", v["verification"]);
 }
+
+/// Batches of one source each, at a rate that fills no batch: each second still carries every
+/// source in its share (one block of each a second), not one source for many seconds.
+#[test]
+fn a_slow_short_mix_carries_every_source_in_its_share() {
+    let o = run(&[
+        "--url",
+        "builtin",
+        "--source",
+        "windows.security:0.75,identity.okta",
+        "--eps",
+        "200",
+        "--duration",
+        "2s",
+        "--threads",
+        "1",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let v = json(&o);
+    let rows = v["by_source"].as_array().expect("by_source");
+    let sent: Vec<u64> = rows
+        .iter()
+        .map(|r| r["events_sent"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sent, [300, 100], "{rows:#?}");
+    // Each batch is of one source: at least one of each source a second.
+    assert!(
+        rows.iter().all(|r| r["batches_sent"].as_u64() >= Some(2)),
+        "{rows:#?}"
+    );
+}
+
+/// `--rate` over a mix: each source measured framed as its own, the rate divided by the
+/// share-weighted mean, and the bytes sent about the bytes asked.
+#[test]
+fn a_data_rate_over_a_mix_divides_by_the_share_weighted_mean() {
+    let o = run(&[
+        "--url",
+        "builtin",
+        "--source",
+        "windows.security:0.75,identity.okta",
+        "--rate",
+        "1MB/s",
+        "--duration",
+        "3s",
+        "--seed",
+        "4",
+        "--threads",
+        "1",
+        "--output",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let v = json(&o);
+    let d = &v["data_rate"];
+    let parts = d["sources"].as_array().expect("data_rate.sources");
+    assert_eq!(parts.len(), 2, "{d}");
+    assert_eq!(parts[0]["source"], "windows.security");
+    assert_eq!(f(&parts[0]["share"]), 0.75);
+    assert_eq!(parts[1]["source"], "identity.okta");
+    let (m0, m1) = (
+        f(&parts[0]["mean_event_bytes"]),
+        f(&parts[1]["mean_event_bytes"]),
+    );
+    // Windows events (ECS from winlogbeat) are larger than Okta's: a real difference to weigh.
+    assert!(m0 > 1.3 * m1, "{d}");
+    let mean = f(&d["mean_event_bytes"]);
+    assert!((mean - (0.75 * m0 + 0.25 * m1)).abs() < 1e-6, "{d}");
+    let eps = f(&d["target_eps"]);
+    assert!((eps - 1e6 / mean).abs() < 1e-6, "{d}");
+    // What went out: within 5 % of 1 MB/s (request heads and the sample's spread).
+    let s = &v["summary"];
+    let per_s = f(&s["bytes_sent"]) / 3.0;
+    assert!((per_s - 1e6).abs() < 0.05e6, "{per_s} bytes/s: {s}");
+    let rows = v["by_source"].as_array().expect("by_source");
+    let sent = f(&rows[0]["events_sent"]) / f(&s["events_sent"]);
+    assert!((sent - 0.75).abs() < 0.01, "{rows:#?}");
+
+    // The sources' own eps and a data rate contradict each other.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        dir.path(),
+        "eps-and-rate.yaml",
+        "schema_version: \"1.0\"\ntarget: { url: builtin }\nsource:\n  - { id: windows.security, eps: 30 }\n  - { id: identity.okta, eps: 10 }\nworkload: { rate: 1MB/s, stop: { after: 1s } }\n",
+    );
+    let o = run(&["--config", &cfg]);
+    assert_eq!(o.status.code(), Some(2), "{}", all(&o));
+    assert!(
+        all(&o).contains("workload.rate")
+            && all(&o).contains("the sources' eps give the rate already"),
+        "{}",
+        all(&o)
+    );
+}

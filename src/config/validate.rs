@@ -1334,7 +1334,12 @@ fn data_rate(c: &Config, r: &mut Reader) {
             ),
         );
     }
-    if w.eps.is_some() {
+    if c.sources.iter().any(|s| s.eps.is_some()) {
+        r.error(
+            at,
+            "the sources' eps give the rate already: leave rate out, or give each source a share",
+        );
+    } else if w.eps.is_some() {
         r.error(
             at,
             "give eps (events per second) or rate (bytes per second), not both",

@@ -114,12 +114,12 @@ pub struct EnginePlan {
     pub scenario: Option<ScenarioPlan>,
 }
 
-/// A mix of sources: each one's part of the events (in `packs` order), how many events in a
-/// row are of one source (the batch size when a batch is of one source, else 1), and each
-/// source's framing.
+/// A mix of sources: each one's part of the events (in `packs` order), the cycle of a
+/// worker's events in which each source has one block (when a batch is of one source; 1 when
+/// each event is picked on its own), and each source's framing.
 pub struct MixPlan {
     pub shares: Vec<f64>,
-    pub run: u64,
+    pub cycle: u64,
     pub wire: Framings,
 }
 
@@ -294,7 +294,7 @@ fn spawn_workers(
             batch_bytes: plan.batch_bytes,
             generators: plan.generators(true),
             mix: plan.mix.as_ref().map(|m| Mix {
-                picker: Picker::new(&m.shares, m.run),
+                picker: Picker::new(&m.shares, m.cycle),
                 wire: m.wire.clone(),
             }),
             replay: plan.replay.as_ref().map(|r| r.for_worker(id)),

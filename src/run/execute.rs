@@ -600,9 +600,26 @@ fn mix_plan(p: &RunPlan, ep: &Endpoint) -> Option<MixPlan> {
     let per_event = p.config.target.batch.mix || matches!(wire, Framings::Syslog(_));
     Some(MixPlan {
         shares: p.shares.clone(),
-        run: if per_event { 1 } else { p.batch_events as u64 },
+        cycle: if per_event { 1 } else { mix_cycle(p) },
         wire,
     })
+}
+
+/// The cycle of a worker's events in which each source of a mix has one block: what the
+/// worker sends in one batch window (`LINGER`) at the peak rate, so every second of a steady
+/// run carries each source in its share, however slow the rate. A closed loop has no rate:
+/// each source's block there is a batch for the smallest share.
+fn mix_cycle(p: &RunPlan) -> u64 {
+    let window = match p.profile {
+        crate::engine::pacer::Profile::Closed => {
+            let smallest = p.shares.iter().copied().fold(1.0, f64::min).max(1e-6);
+            p.batch_events as f64 / smallest
+        }
+        _ => {
+            p.profile.peak() / p.threads.max(1) as f64 * crate::engine::worker::LINGER.as_secs_f64()
+        }
+    };
+    window.ceil().clamp(2.0, 1e12) as u64
 }
 
 /// How batches travel to `ep`.

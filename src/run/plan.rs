@@ -594,24 +594,19 @@ pub fn plan(
     };
     let run_id = run_id(&cfg, seed);
     let data_rate = match (cfg.workload.rate, packs.as_slice()) {
-        (Some(rate), [pack]) => Some(measured_rate(
-            rate,
-            &cfg,
-            pack,
-            (seed, &run_id),
-            syslog.as_ref(),
-            http.as_ref(),
-        )?),
         (Some(_), []) => {
             return Err(SetupError::invalid(
                 "workload.rate is turned into events per second through the source's mean event size: give source (a pack), or eps",
             ));
         }
-        (Some(_), _) => {
-            return Err(SetupError::invalid(
-                "workload.rate is turned into events per second through one pack's mean event size: with a mix of sources give eps (or eps per source)",
-            ));
-        }
+        (Some(rate), _) => Some(measured_rate(
+            rate,
+            &cfg,
+            (&packs, &shares),
+            (seed, &run_id),
+            (syslog.as_ref(), &host, udp),
+            http.as_ref(),
+        )?),
         (None, _) => None,
     };
     let profile = match &data_rate {
@@ -710,41 +705,54 @@ pub fn plan(
 }
 
 /// `workload.rate` measured on this run's source, seed and run id, framed as its adapter
-/// frames (`run::rate`).
+/// frames (`run::rate`); a mix source by source, each framed as its own.
 fn measured_rate(
     rate: crate::config::units::DataRate,
     cfg: &Config,
-    pack: &CompiledPack,
+    (packs, shares): (&[Arc<CompiledPack>], &[f64]),
     (seed, run_id): (u64, &str),
-    syslog: Option<&SyslogFramer>,
+    (syslog, host, udp): (Option<&SyslogFramer>, &str, bool),
     http: Option<&crate::run::http::HttpPlan>,
 ) -> Result<crate::run::rate::RatePlan, SetupError> {
     use crate::run::rate::{self, Framing, Sample};
-    let sample = Sample {
-        pack,
-        seed,
-        run_id,
-        realtime: cfg.mode == Mode::Realtime,
-        batch_events: cfg.target.batch.max_events as usize,
+    let measure = |k: usize, pack: &CompiledPack| {
+        let sample = Sample {
+            pack,
+            seed,
+            run_id,
+            realtime: cfg.mode == Mode::Realtime,
+            batch_events: cfg.target.batch.max_events as usize,
+        };
+        if let Some(s) = syslog {
+            let own = match k {
+                0 => s.clone(),
+                _ => SyslogFramer::new(cfg.target.syslog.as_ref(), &pack.def, host, udp),
+            };
+            return rate::measured(&sample, Framing::Syslog(own));
+        }
+        // The request head (host, path, token) is not counted: none of it is needed here.
+        let f = crate::adapter::Framer::new(
+            &cfg.target,
+            None,
+            "",
+            "",
+            pack.def.carrier,
+            &pack.def.sourcetype,
+            run_id,
+        );
+        let f = match http {
+            Some(h) => f.with_http(h),
+            None => f,
+        };
+        rate::measured(&sample, Framing::Http(&f))
     };
-    if let Some(s) = syslog {
-        return rate::plan(rate, &sample, Framing::Syslog(s.clone()));
-    }
-    // The request head (host, path, token) is not counted: none of it is needed here.
-    let f = crate::adapter::Framer::new(
-        &cfg.target,
-        None,
-        "",
-        "",
-        pack.def.carrier,
-        &pack.def.sourcetype,
-        run_id,
-    );
-    let f = match http {
-        Some(h) => f.with_http(h),
-        None => f,
-    };
-    rate::plan(rate, &sample, Framing::Http(&f))
+    let parts = packs
+        .iter()
+        .zip(shares)
+        .enumerate()
+        .map(|(k, (pack, &share))| Ok((pack.def.id.clone(), share, measure(k, pack)?)))
+        .collect::<Result<Vec<_>, SetupError>>()?;
+    rate::plan_mix(rate, parts)
 }
 
 /// `--scenario`: the file read and resolved against the run's pools (its seed the file's,

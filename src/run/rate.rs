@@ -5,7 +5,9 @@
 //! HEC event envelopes or raw lines, plain HTTP's bare event, syslog's header and framing.
 //! Compression and the HTTP request head are not counted: the rate is of event data as framed.
 //! Then `eps = bytes per second / mean framed bytes`; the report states both units
-//! (`data_rate`). Nothing here runs on a worker.
+//! (`data_rate`). A mix of sources is measured source by source, each framed as its own
+//! (carrier, HEC sourcetype, syslog envelope), and divides by the share-weighted mean.
+//! Nothing here runs on a worker.
 
 use crate::adapter::syslog::SyslogFramer;
 use crate::adapter::{Body, Embed, Framer, json_escape_into};
@@ -36,6 +38,28 @@ pub struct RatePlan {
     /// What the framed size counts, for a person: `lphc JSON array`, `HEC event envelopes`,
     /// `HEC raw lines`, `plain HTTP bodies`, `syslog octet-counting` (`lf`, `datagrams`).
     pub framing: String,
+    /// A mix's sources, each measured on its own (empty for one source).
+    pub sources: Vec<SourceSize>,
+}
+
+/// One source of a mix as measured: its share of the events and its mean sizes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceSize {
+    pub source: String,
+    pub share: f64,
+    pub mean_event_bytes: f64,
+    pub raw_event_bytes: f64,
+}
+
+/// One source's sample, measured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    /// Framed bytes per event kept.
+    pub mean: f64,
+    /// Rendered bytes per event.
+    pub raw: f64,
+    pub events: usize,
+    pub framing: String,
 }
 
 impl RatePlan {
@@ -52,6 +76,16 @@ impl RatePlan {
             raw_event_bytes: self.raw_event_bytes,
             sample_events: self.sample_events,
             framing: self.framing.clone(),
+            sources: self
+                .sources
+                .iter()
+                .map(|p| crate::report::rate::SourceRate {
+                    source: p.source.clone(),
+                    share: p.share,
+                    mean_event_bytes: p.mean_event_bytes,
+                    raw_event_bytes: p.raw_event_bytes,
+                })
+                .collect(),
         }
     }
 }
@@ -75,6 +109,43 @@ pub struct Sample<'a> {
 /// Measures `s` framed by `framing` and converts `asked`. A rate that comes to more events
 /// per second than a run can be asked for, or to none, is refused naming `workload.rate`.
 pub fn plan(asked: DataRate, s: &Sample, framing: Framing) -> Result<RatePlan, SetupError> {
+    convert(asked, measured(s, framing)?, Vec::new())
+}
+
+/// Each source's `(id, share, measurement)`: `asked` over the share-weighted mean (one
+/// source's share is 1, and it is not listed apart).
+pub fn plan_mix(
+    asked: DataRate,
+    parts: Vec<(String, f64, Measured)>,
+) -> Result<RatePlan, SetupError> {
+    let weighted = |f: fn(&Measured) -> f64| parts.iter().map(|(_, w, m)| w * f(m)).sum::<f64>();
+    let mut framings: Vec<&str> = Vec::new();
+    for (_, _, m) in &parts {
+        if !framings.contains(&m.framing.as_str()) {
+            framings.push(&m.framing);
+        }
+    }
+    let mix = Measured {
+        mean: weighted(|m| m.mean),
+        raw: weighted(|m| m.raw),
+        events: parts.iter().map(|(_, _, m)| m.events).sum(),
+        framing: framings.join(", "),
+    };
+    let sources = parts
+        .iter()
+        .filter(|_| parts.len() > 1)
+        .map(|(id, share, m)| SourceSize {
+            source: id.clone(),
+            share: *share,
+            mean_event_bytes: m.mean,
+            raw_event_bytes: m.raw,
+        })
+        .collect();
+    convert(asked, mix, sources)
+}
+
+/// Renders and frames a sample of `s`; refused when no event of it can be sent.
+pub fn measured(s: &Sample, framing: Framing) -> Result<Measured, SetupError> {
     let n = s
         .batch_events
         .saturating_mul(2)
@@ -85,20 +156,30 @@ pub fn plan(asked: DataRate, s: &Sample, framing: Framing) -> Result<RatePlan, S
             "workload.rate: none of {n} sampled events fits target.syslog.max_message_bytes, so no event size can be measured"
         )));
     }
-    let mean = framed as f64 / kept as f64;
-    let eps = asked.bytes_per_s() / mean;
+    Ok(Measured {
+        mean: framed as f64 / kept as f64,
+        raw: raw as f64 / n as f64,
+        events: n,
+        framing: what,
+    })
+}
+
+fn convert(asked: DataRate, m: Measured, sources: Vec<SourceSize>) -> Result<RatePlan, SetupError> {
+    let eps = asked.bytes_per_s() / m.mean;
     if !(eps > 0.0 && eps <= MAX_EPS) {
         return Err(SetupError::invalid(format!(
-            "workload.rate: {asked} over a mean event of {mean:.1} bytes ({what}) is {eps:.3} events/s; it must come to above 0 and at most {MAX_EPS}"
+            "workload.rate: {asked} over a mean event of {:.1} bytes ({}) is {eps:.3} events/s; it must come to above 0 and at most {MAX_EPS}",
+            m.mean, m.framing
         )));
     }
     Ok(RatePlan {
         asked,
         eps,
-        mean_event_bytes: mean,
-        raw_event_bytes: raw as f64 / n as f64,
-        sample_events: n,
-        framing: what,
+        mean_event_bytes: m.mean,
+        raw_event_bytes: m.raw,
+        sample_events: m.events,
+        framing: m.framing,
+        sources,
     })
 }
 
