@@ -118,6 +118,41 @@ fn tcp_octet_counted_in_one_byte_writes_and_in_bulk() {
     assert_eq!(fin.requests, 0);
 }
 
+/// A sender counts a syslog message as sent once written: what it wrote before closing is
+/// stored even when the sink is stopped at once after (it reads each connection to its end
+/// first), not dropped with the socket.
+#[test]
+fn what_senders_wrote_before_closing_is_counted_when_the_sink_stops_at_once() {
+    // One sink thread for sixteen senders: it is behind when they close.
+    let s = start(SinkConfig {
+        syslog_tcp: local0(),
+        threads: 1,
+        ..SinkConfig::default()
+    });
+    let addr = s.syslog_tcp_addr().expect("syslog tcp bound");
+    let senders: Vec<_> = (0..16u32)
+        .map(|a| {
+            std::thread::spawn(move || {
+                let mut bulk = Vec::new();
+                for seq in 0..20_000 {
+                    bulk.extend(octet(&msg("r-drain", a, seq)));
+                }
+                let mut c = connect(addr);
+                c.write_all(&bulk).unwrap();
+            })
+        })
+        .collect();
+    for t in senders {
+        t.join().unwrap();
+    }
+    // Several MB per connection may still wait in the socket buffers here.
+    let fin = s.shutdown();
+    assert_eq!(fin.events_received, 320_000, "{:#?}", fin.syslog);
+    for a in 0..16 {
+        assert_eq!(agent(&fin, "r-drain", a), (20_000, 20_000, 0, 0));
+    }
+}
+
 #[test]
 fn tcp_lf_frames_in_odd_splits() {
     let s = syslog_sink();

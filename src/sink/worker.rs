@@ -12,7 +12,9 @@
 //! poll timeout is the nearest deadline, so nothing ever sleeps. Syslog connections and the
 //! UDP socket yield after a bounded amount of work and are resumed before the next wait (a
 //! zero poll timeout), so one fast sender cannot starve the rest. Syslog counters are kept
-//! in the worker and added to its `Totals` once per poll round.
+//! in the worker and added to its `Totals` once per poll round. Told to stop, a worker reads
+//! its syslog and RELP connections until their senders close them (at most `DRAIN`) and its
+//! UDP socket until it is empty, so what was written before the end is counted.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -38,6 +40,12 @@ use super::{Shared, WAKE};
 const UDP: Token = Token(usize::MAX);
 /// UDP batches received before yielding to the other sockets of the thread.
 const UDP_BATCHES_PER_TURN: usize = 16;
+/// Once told to stop, a worker still reads its syslog and RELP connections to their end for
+/// at most this long: a sender counts a message as sent once written, so what it wrote
+/// before closing is stored, not dropped with the socket.
+const DRAIN: Duration = Duration::from_secs(5);
+/// How often a draining worker looks whether its stream connections are all closed.
+const DRAIN_TICK: Duration = Duration::from_millis(20);
 
 /// Where the acceptor sends a worker its new connections, and how it wakes it.
 pub(crate) type Inbox = (Sender<(TcpStream, Kind)>, Arc<Waker>);
@@ -217,14 +225,18 @@ impl Worker {
 
     pub(crate) fn run(mut self) {
         let mut events = Events::with_capacity(256);
+        let mut drain_until: Option<Instant> = None;
         loop {
-            let timeout = if !self.again.is_empty() || self.udp_again {
+            let mut timeout = if !self.again.is_empty() || self.udp_again {
                 Some(Duration::ZERO)
             } else {
                 self.timers
                     .peek()
                     .map(|Reverse((t, _, _))| t.saturating_duration_since(Instant::now()))
             };
+            if drain_until.is_some() {
+                timeout = Some(timeout.map_or(DRAIN_TICK, |t| t.min(DRAIN_TICK)));
+            }
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() == ErrorKind::Interrupted {
                     continue;
@@ -233,8 +245,15 @@ impl Worker {
                 return;
             }
             if self.shared.stopping() {
-                self.add_totals();
-                return;
+                let until = *drain_until.get_or_insert_with(|| {
+                    // What datagrams wait in the socket buffer are read once more.
+                    self.udp_again = self.udp.is_some();
+                    Instant::now() + DRAIN
+                });
+                if (!self.streams_open() && !self.udp_again) || Instant::now() >= until {
+                    self.add_totals();
+                    return;
+                }
             }
             for ev in events.iter() {
                 if ev.token() == WAKE {
@@ -272,6 +291,13 @@ impl Worker {
             self.fire_timers();
             self.add_totals();
         }
+    }
+
+    /// Whether a syslog or RELP connection is still open (its sender may have more written).
+    fn streams_open(&self) -> bool {
+        self.conns
+            .iter()
+            .any(|c| matches!(c, Some(Slot::Syslog(_) | Slot::Relp(_))))
     }
 
     /// Adds the syslog and TLS counts of this round to the worker's totals (one lock).
