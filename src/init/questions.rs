@@ -327,6 +327,9 @@ pub static QUESTIONS: &[Question] = &[
                 }
                 Adapter::Syslog => "tcp://, udp:// or tls://host:port of the receiver, or builtin",
                 Adapter::Http => "http(s)://host:port/path the requests go to, or builtin",
+                Adapter::Elasticsearch => {
+                    "http(s)://host:9200 of the Elasticsearch or OpenSearch cluster (requests go to its /_bulk)"
+                }
             })
         },
         set: set_url,

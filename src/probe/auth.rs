@@ -163,12 +163,13 @@ fn tagged_event(
     let framer = plan.framer(&ep.host_port, &ep.path, run_id);
     let mut body = Vec::new();
     framer.begin(&mut body);
-    framer.before_event(&mut body, 0, crate::generate::time::now());
+    let id = crate::adapter::EventId::default();
+    framer.before_event(&mut body, 0, crate::generate::time::now(), &id);
     match framer.embed {
         Embed::Direct => body.extend_from_slice(event),
         Embed::JsonString => json_escape_into(event, &mut body),
     }
-    framer.after_event(&mut body);
+    framer.after_event(&mut body, &id);
     framer.finish(&mut body);
     if framer.gzip {
         let mut z = Vec::new();
