@@ -773,6 +773,65 @@ mod tests {
     }
 
     #[test]
+    fn elasticsearch_bulk_pairs_path_and_headers() {
+        let t = target(
+            "{ adapter: elasticsearch, url: \"http://127.0.0.1:9200\", compression: gzip, elasticsearch: { index: logs-x, pipeline: geo }, auth: { scheme: api-key, token_env: X } }",
+        );
+        let tok = Token::new("a2V5".into());
+        let f = Framer::new(&t, Some(&tok), "h", "/", Carrier::Json, "st", "r-9");
+        assert_eq!(f.path, "/_bulk?pipeline=geo");
+        assert_eq!(
+            f.headers,
+            b"Authorization: ApiKey a2V5\r\nContent-Encoding: gzip\r\nContent-Type: application/x-ndjson\r\n"
+        );
+        let body = batch(&f, &[b"{\"a\":1}", b"{\"b\":2}"]);
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            "{\"create\":{\"_index\":\"logs-x\",\"_id\":\"r-9-1-7\"}}\n{\"a\":1}\n\
+{\"create\":{\"_index\":\"logs-x\",\"_id\":\"r-9-1-8\"}}\n{\"b\":2}\n"
+        );
+        // A text event: a document with the line as its message and the tag beside it.
+        let t = target("{ adapter: elasticsearch, url: \"http://127.0.0.1:9200/es/\" }");
+        let f = Framer::new(&t, None, "h", "/es/", Carrier::Syslog, "st", "r-9");
+        assert_eq!(f.path, "/es/_bulk");
+        assert_eq!(f.headers, b"Content-Type: application/x-ndjson\r\n");
+        let body = batch(&f, &[b"<14>1 a \"q\"\n"]);
+        let lines: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
+        assert_eq!(lines.len(), 3, "two lines and the final newline");
+        let doc: serde_json::Value = serde_json::from_slice(lines[1]).unwrap();
+        assert_eq!(doc["message"], "<14>1 a \"q\"\n");
+        assert_eq!(doc["@timestamp"], "2026-01-05T08:00:00.123Z");
+        assert_eq!(doc["ingestbench"]["seq"], 7);
+        let untagged = Framer::new(&t, None, "h", "", Carrier::Line, "st", "r-9").untagged(true);
+        let doc: serde_json::Value = serde_json::from_slice(
+            batch(&untagged, &[b"x"])
+                .split(|b| *b == b'\n')
+                .nth(1)
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(doc.get("ingestbench").is_none(), "{doc}");
+        // Answers: all stored, items to read, busy, auth, not a _bulk answer.
+        let r = |status| Response {
+            status,
+            retry_after_s: None,
+            close: false,
+            body: (0, 0),
+        };
+        let ok = b"{\"took\":3,\"errors\":false,\"items\":[{\"create\":{\"status\":201}}]}";
+        assert_eq!(f.outcome(&r(200), ok), Outcome::Accepted { ack_id: None });
+        assert_eq!(
+            f.outcome(&r(200), b"{\"took\":3,\"errors\":true,\"items\":[]}"),
+            Outcome::Items { after_s: None }
+        );
+        assert_eq!(f.outcome(&r(200), b"{}"), Outcome::Failed);
+        assert_eq!(f.outcome(&r(429), b""), Outcome::Retry { after_s: None });
+        assert_eq!(f.outcome(&r(502), b""), Outcome::Retry { after_s: None });
+        assert_eq!(f.outcome(&r(401), b""), Outcome::AuthFailed);
+        assert_eq!(f.outcome(&r(413), b""), Outcome::Failed);
+    }
+
+    #[test]
     fn escaping_and_basic_auth() {
         let mut o = Vec::new();
         json_escape_into(b"a\"b\\c\nd\x01", &mut o);
