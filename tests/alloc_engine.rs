@@ -10,6 +10,7 @@
 //! some items 429 once and some 400, so partial answers are read, compacted and resent.
 
 #[path = "support/bulk_store.rs"]
+#[allow(dead_code)]
 mod bulk_store;
 #[path = "support/counting_alloc.rs"]
 mod counting_alloc;
