@@ -87,6 +87,18 @@ fn items_answered_429_are_resent_alone_and_400s_fail_with_their_type() {
     );
     assert_eq!(s["events_failed_by_type"].as_object().unwrap().len(), 1);
     assert!(s.get("events_already_stored").is_none(), "{s}");
+    // The first item errors with their reasons: a few, each the store's.
+    let first = s["item_errors_first"]
+        .as_array()
+        .expect("item_errors_first");
+    assert!(!first.is_empty() && first.len() <= 3, "{s}");
+    for e in first {
+        let e = e.as_str().unwrap();
+        assert!(
+            e.starts_with("400 mapper_parsing_exception: failed to parse field [eventTime]"),
+            "{e}"
+        );
+    }
     assert_eq!(failed_seqs(&r, 0), refused);
     // What the store holds: every accepted event once, nothing else.
     let docs = store.docs();
@@ -108,7 +120,7 @@ fn items_answered_429_are_resent_alone_and_400s_fail_with_their_type() {
         .output()
         .unwrap();
     assert!(
-        String::from_utf8_lossy(&text.stdout).contains("mapper_parsing_exception"),
+        String::from_utf8_lossy(&text.stdout).contains("e.g. 400 mapper_parsing_exception"),
         "{}",
         all(&text)
     );

@@ -143,6 +143,24 @@ pub struct Item {
     pub status: u16,
     /// `ERROR_TYPES` index of `error.type` (meaningful when the status is not 2xx).
     pub error_type: u8,
+    /// Where the item's `error` object is in the answer (`0..0`: none), for `describe`.
+    pub error: (u32, u32),
+}
+
+/// `STATUS TYPE: REASON` of a failed item, from its answer (at most 300 bytes of reason; the
+/// JSON escapes kept as they are). Allocates: for the first few failures only.
+pub fn describe(body: &[u8], item: &Item) -> String {
+    let (a, b) = (item.error.0 as usize, item.error.1 as usize);
+    let err = body.get(a..b).unwrap_or(b"");
+    let text = |key: &[u8]| {
+        let v = member(err, key).unwrap_or(b"");
+        let v = v
+            .strip_prefix(b"\"")
+            .and_then(|v| v.strip_suffix(b"\""))
+            .unwrap_or(v);
+        String::from_utf8_lossy(&v[..v.len().min(300)]).into_owned()
+    };
+    format!("{} {}: {}", item.status, text(b"type"), text(b"reason"))
 }
 
 /// How a `_bulk` answer's item is settled.
@@ -203,17 +221,26 @@ pub fn items(body: &[u8], mut f: impl FnMut(Item)) -> Option<usize> {
         // `{"create":{…}}`: the one member's value.
         let (_, inner) = first_member(item)?;
         let status = number(member(inner, b"status")?)?;
-        let error_type = member(inner, b"error")
-            .and_then(|e| member(e, b"type"))
-            .map_or(ERROR_TYPES.len() as u8 - 1, |t| {
-                error_type_index(
-                    t.strip_prefix(b"\"")
-                        .unwrap_or(t)
-                        .strip_suffix(b"\"")
-                        .unwrap_or(t),
-                )
-            });
-        f(Item { status, error_type });
+        let err = member(inner, b"error");
+        let error = err.map_or((0, 0), |e| {
+            let at = e.as_ptr() as usize - body.as_ptr() as usize;
+            (at as u32, (at + e.len()) as u32)
+        });
+        let error_type =
+            err.and_then(|e| member(e, b"type"))
+                .map_or(ERROR_TYPES.len() as u8 - 1, |t| {
+                    error_type_index(
+                        t.strip_prefix(b"\"")
+                            .unwrap_or(t)
+                            .strip_suffix(b"\"")
+                            .unwrap_or(t),
+                    )
+                });
+        f(Item {
+            status,
+            error_type,
+            error,
+        });
         n += 1;
         i = end;
     }
@@ -397,19 +424,18 @@ mod tests {
         assert_eq!(items(ANSWER, |it| got.push(it)), Some(5));
         let t = |s: &str| error_type_index(s.as_bytes());
         assert_eq!(got[0].status, 201);
+        assert_eq!(got[0].error, (0, 0));
         assert_eq!(
-            got[1],
-            Item {
-                status: 429,
-                error_type: t("es_rejected_execution_exception")
-            }
+            describe(ANSWER, &got[2]),
+            "400 mapper_parsing_exception: failed to parse field [a] of type [long]"
         );
         assert_eq!(
-            got[2],
-            Item {
-                status: 400,
-                error_type: t("mapper_parsing_exception")
-            }
+            (got[1].status, got[1].error_type),
+            (429, t("es_rejected_execution_exception"))
+        );
+        assert_eq!(
+            (got[2].status, got[2].error_type),
+            (400, t("mapper_parsing_exception"))
         );
         assert_eq!(got[3].error_type, t("version_conflict_engine_exception"));
         assert_eq!(ERROR_TYPES[got[4].error_type as usize], "other");

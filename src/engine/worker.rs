@@ -333,6 +333,8 @@ enum Held {
 }
 
 const INTERVAL: Duration = Duration::from_secs(1);
+/// `_bulk` item errors a worker keeps as text for the report.
+const MAX_ITEM_ERRORS: usize = 3;
 /// A batch leaves at most this long after its first event is due, full or not.
 pub const LINGER: Duration = Duration::from_secs(1);
 /// After `stop.after`, a worker may still send what was due by then for this long.
@@ -362,6 +364,7 @@ pub fn run(mut p: WorkerPlan) {
                 phases: None,
                 parts: None,
                 by_target: None,
+                item_errors: Vec::new(),
             });
             return;
         }
@@ -378,8 +381,10 @@ struct Worker {
     links: Vec<Link>,
     batches: Vec<Batch>,
     scratch: Vec<u8>,
-    /// `_bulk`: the items of the answer being read (reserved for a batch's events).
+    /// `_bulk`: the items of the answer being read (reserved for a batch's events), and the
+    /// first few item errors as text (allocated on that error path only, `MAX_ITEM_ERRORS`).
     items: Vec<crate::adapter::bulk::Item>,
+    item_errors: Vec<String>,
     counters: Counters,
     latency: Histogram<u64>,
     service: Histogram<u64>,
@@ -551,6 +556,7 @@ impl Worker {
             batches,
             scratch: Vec::with_capacity(64 * 1024),
             items: Vec::with_capacity(if bulk { p.batch_events } else { 0 }),
+            item_errors: Vec::new(),
             counters: Counters::default(),
             latency: new_histogram(),
             service: new_histogram(),
@@ -1561,6 +1567,18 @@ impl Worker {
                         if n != Some(self.batches[b].events as usize) || n != Some(items.len()) {
                             self.counters.protocol_errors += 1;
                             outcome = Outcome::Failed;
+                        } else if self.item_errors.len() < MAX_ITEM_ERRORS {
+                            let op = framer.bulk.as_ref().map(|b| b.op_type);
+                            for it in self.items.iter() {
+                                if self.item_errors.len() < MAX_ITEM_ERRORS
+                                    && op.is_some_and(|op| {
+                                        it.fate(op) == crate::adapter::bulk::Fate::Failed
+                                    })
+                                {
+                                    self.item_errors
+                                        .push(crate::adapter::bulk::describe(body, it));
+                                }
+                            }
                         }
                     }
                     if slot.is_some() && slot == self.ack_slot {
@@ -1780,6 +1798,11 @@ impl Worker {
             phases,
             parts,
             by_target,
+            item_errors: if last {
+                std::mem::take(&mut self.item_errors)
+            } else {
+                Vec::new()
+            },
         });
     }
 }

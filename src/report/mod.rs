@@ -321,6 +321,10 @@ pub struct Summary {
     /// of `adapter::bulk::ERROR_TYPES`, any other as `other`); left out when empty.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub events_failed_by_type: BTreeMap<String, u64>,
+    /// elasticsearch: the first item errors met, `STATUS TYPE: REASON` (up to 3 per worker,
+    /// 8 in all); left out when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub item_errors_first: Vec<String>,
     /// What "accepted" means: `acknowledged` (HTTP 2xx, RELP `rsp 200`) or `written` (syslog
     /// over TCP, TLS or UDP: handed to the kernel; it has no acknowledgement).
     pub delivery: &'static str,
@@ -667,6 +671,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         udp_gso_refused: c.udp_gso_refused,
         events_resent: c.events_resent,
         events_already_stored: c.events_already_stored,
+        item_errors_first: r.item_errors.clone(),
         events_failed_by_type: c
             .events_failed_by_type
             .iter()

@@ -262,6 +262,9 @@ fn problems(o: &mut String, s: &Summary) {
             },
             count(s.events_already_stored)
         );
+        for e in &s.item_errors_first {
+            let _ = writeln!(o, "         e.g. {e}");
+        }
     }
     let _ = writeln!(
         o,

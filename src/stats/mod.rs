@@ -296,6 +296,9 @@ pub struct Interval {
     pub parts: Option<Box<parts::Parts>>,
     /// With the last interval of a run to several targets: the worker's figures by target.
     pub by_target: Option<Box<parts::Parts>>,
+    /// With the last interval of `_bulk` runs: the first item errors the worker met
+    /// (`STATUS TYPE: REASON`, a few at most).
+    pub item_errors: Vec<String>,
 }
 
 /// Most failed ranges one agent keeps; beyond them the list is marked incomplete.
