@@ -258,6 +258,62 @@ fn basic_auth_a_text_source_and_op_type_index() {
 }
 
 #[test]
+fn a_mix_in_mixed_batches_counts_each_source_through_partial_answers() {
+    // JSON and text documents in one request; 429 items resent, 400 items failed: each
+    // source's events add up, and the sources' rows add up to the run's.
+    let mut rules = Rules::new("ib-mix");
+    rules.reject_first = Some((5, 1));
+    rules.refuse = Some((15, 7));
+    let store = BulkStore::start(rules);
+    let dir = tempfile::tempdir().unwrap();
+    let body = config(
+        store.port,
+        "{ index: ib-mix }",
+        "",
+        "aws.cloudtrail",
+        1500,
+        2000,
+    )
+    .replace(
+        "batch: { max_events: 200 }",
+        "batch: { max_events: 200, mix: true }",
+    )
+    .replace(
+        "source: { id: aws.cloudtrail }",
+        "source: [{ id: aws.cloudtrail, share: 0.5 }, { id: linux.syslog, share: 0.5 }]",
+    );
+    let cfg = write_config(dir.path(), "c.yaml", &body);
+    let (o, r) = run_json(&cfg, 1, 2);
+    assert!(store.violations().is_empty(), "{:?}", store.violations());
+    let s = &r["summary"];
+    let refused = (0..1500).filter(|q| q % 15 == 7).count() as u64;
+    let rejected = (0..1500).filter(|q| q % 5 == 1 && q % 15 != 7).count() as u64;
+    assert_eq!(u(&s["events_sent"]), 1500, "{}", all(&o));
+    assert_eq!(u(&s["events_failed"]), refused, "{s}");
+    assert_eq!(u(&s["events_accepted"]), 1500 - refused, "{s}");
+    assert_eq!(u(&s["events_resent"]), rejected, "{s}");
+    let rows = r["by_source"].as_array().expect("by_source");
+    assert_eq!(rows.len(), 2);
+    let (mut sent, mut acc, mut failed) = (0, 0, 0);
+    for row in rows {
+        assert!(u(&row["events_sent"]) > 500, "{row}");
+        assert_eq!(
+            u(&row["events_sent"]),
+            u(&row["events_accepted"]) + u(&row["events_failed"]),
+            "{row}"
+        );
+        assert!(u(&row["events_failed"]) > 0, "{row}");
+        sent += u(&row["events_sent"]);
+        acc += u(&row["events_accepted"]);
+        failed += u(&row["events_failed"]);
+    }
+    assert_eq!((sent, acc, failed), (1500, 1500 - refused, refused));
+    let docs = store.docs();
+    assert_eq!(docs.len() as u64, 1500 - refused);
+    assert_eq!(o.status.code(), Some(3), "{}", all(&o));
+}
+
+#[test]
 fn the_command_line_takes_adapter_elasticsearch() {
     let store = BulkStore::start(Rules::new("ingestbench"));
     let o = bin()

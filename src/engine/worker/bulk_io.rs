@@ -7,7 +7,9 @@
 //! given a new head), and the shared retry rules (attempts, retry time, Retry-After) send the
 //! smaller batch again, its events counted in `events_resent` when it goes. The ids make the
 //! resend idempotent. No allocation: the slot's buffers and the worker's item list are
-//! reserved at start.
+//! reserved at start. The run's `batches_accepted`/`batches_failed` count a batch once, when
+//! its last item is settled (failed if any item failed); a mix's and several targets' rows
+//! count each answer that stored (or failed) some of a part's events as one of its batches.
 
 use std::time::{Duration, Instant};
 
