@@ -340,6 +340,35 @@ fn the_command_line_takes_adapter_elasticsearch() {
 }
 
 #[test]
+fn probe_reads_the_bulk_item_not_just_the_status() {
+    let probe = |store: &BulkStore| {
+        bin()
+            .args(["probe", "--url", &store.url(), "--adapter", "elasticsearch"])
+            .args(["--output", "json"])
+            .output()
+            .unwrap()
+    };
+    let store = BulkStore::start(Rules::new("ingestbench"));
+    let o = probe(&store);
+    assert!(store.violations().is_empty(), "{:?}", store.violations());
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    assert!(!store.docs().is_empty());
+    // Every item refused: a 200 whose item is a 400 is a refusal, not a success.
+    let mut rules = Rules::new("ingestbench");
+    rules.refuse = Some((1, 0));
+    let store = BulkStore::start(rules);
+    let o = probe(&store);
+    assert!(store.violations().is_empty(), "{:?}", store.violations());
+    assert_eq!(o.status.code(), Some(3), "{}", all(&o));
+    assert!(
+        all(&o).contains("400 mapper_parsing_exception: failed to parse field"),
+        "{}",
+        all(&o)
+    );
+    assert!(store.docs().is_empty());
+}
+
+#[test]
 fn elasticsearch_settings_are_checked_with_their_field_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let cases: &[(&str, &str, &str)] = &[
