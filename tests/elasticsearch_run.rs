@@ -369,6 +369,39 @@ fn probe_reads_the_bulk_item_not_just_the_status() {
 }
 
 #[test]
+fn init_writes_an_elasticsearch_config_that_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("es.yaml");
+    let o = bin()
+        .args(["init", "--non-interactive", "--adapter", "elasticsearch"])
+        .args([
+            "--url",
+            "http://127.0.0.1:9200",
+            "--token-env",
+            "IB_TEST_ES_KEY",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("adapter: elasticsearch"), "{text}");
+    assert!(text.contains("scheme: api-key"), "{text}");
+    // The commented block is a valid one once uncommented.
+    let open = text.replace("  # elasticsearch:", "  elasticsearch:");
+    assert_ne!(open, text);
+    std::fs::write(&out, open).unwrap();
+    let v = bin()
+        .args(["validate", "--config"])
+        .arg(&out)
+        .env("IB_TEST_ES_KEY", "k")
+        .output()
+        .unwrap();
+    assert_eq!(v.status.code(), Some(0), "{}", all(&v));
+}
+
+#[test]
 fn elasticsearch_settings_are_checked_with_their_field_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let cases: &[(&str, &str, &str)] = &[

@@ -160,6 +160,12 @@ fn target(y: &mut Yaml, a: &Answers) {
         };
         y.line(1, &format!("compression: {}", a.compression), c);
     }
+    if a.adapter == Adapter::Elasticsearch {
+        y.comment(
+            1,
+            "elasticsearch: { index: ingestbench, op_type: create }  # defaults; pipeline: NAME adds ?pipeline=",
+        );
+    }
     if a.hec() {
         hec(y, a);
     }
