@@ -314,6 +314,55 @@ fn a_mix_in_mixed_batches_counts_each_source_through_partial_answers() {
 }
 
 #[test]
+fn several_clusters_take_the_resends_wherever_they_go() {
+    // Two stores, connections round robin: an item answered 429 by one may be stored by the
+    // other; between them every event is stored once and each store saw only valid requests.
+    let stores: Vec<BulkStore> = (0..2)
+        .map(|_| {
+            let mut rules = Rules::new("ib-two");
+            rules.reject_first = Some((4, 2));
+            BulkStore::start(rules)
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let body = config(
+        stores[0].port,
+        "{ index: ib-two }",
+        "",
+        "aws.cloudtrail",
+        1200,
+        2000,
+    )
+    .replace(
+        &format!("url: \"http://127.0.0.1:{}\"", stores[0].port),
+        &format!(
+            "url: [\"http://127.0.0.1:{}\", \"http://127.0.0.1:{}\"]",
+            stores[0].port, stores[1].port
+        ),
+    );
+    let cfg = write_config(dir.path(), "c.yaml", &body);
+    let (o, r) = run_json(&cfg, 1, 2);
+    for st in &stores {
+        assert!(st.violations().is_empty(), "{:?}", st.violations());
+        assert!(!st.docs().is_empty(), "both targets take batches");
+    }
+    assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+    let s = &r["summary"];
+    assert_eq!(u(&s["events_accepted"]), 1200, "{s}");
+    let rejected: u64 = stores
+        .iter()
+        .map(|st| st.with_seen(|x| x.item_status.get(&429).copied().unwrap_or(0)))
+        .sum();
+    assert_eq!(u(&s["events_resent"]), rejected, "{s}");
+    let mut ids: Vec<String> = stores.iter().flat_map(|st| st.docs().into_keys()).collect();
+    let n = ids.len();
+    ids.sort();
+    ids.dedup();
+    // An id refused 429 by one store and resent to the other is stored there alone.
+    assert_eq!((n, ids.len()), (1200, 1200));
+}
+
+#[test]
 fn the_command_line_takes_adapter_elasticsearch() {
     let store = BulkStore::start(Rules::new("ingestbench"));
     let o = bin()
