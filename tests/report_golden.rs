@@ -179,6 +179,7 @@ fn run_result() -> RunResult {
         phases: None,
         sources: None,
         targets: None,
+        item_errors: Vec::new(),
     }
 }
 

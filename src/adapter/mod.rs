@@ -4,8 +4,10 @@
 //! `/services/collector/raw`. Everything per run (paths, auth and channel headers, the static
 //! part of each envelope) is rendered once in `Framer::new`; per event only the time and the
 //! event itself are written. `syslog` frames syslog messages; `relp` is the RELP protocol that
-//! carries them with an acknowledgement each. Adapters never own sockets.
+//! carries them with an acknowledgement each. `elasticsearch` posts NDJSON action/document
+//! pairs to `/_bulk` and reads the answer item by item (`bulk.rs`). Adapters never own sockets.
 
+pub mod bulk;
 pub mod gzip;
 pub mod hec_ack;
 pub mod relp;
@@ -37,6 +39,8 @@ pub enum Body {
     HecLines,
     /// Plain HTTP (`adapter: http`): the event itself, or the fixed body, nothing around it.
     Plain,
+    /// Elasticsearch / OpenSearch `_bulk`: an action line and a document line per event.
+    Bulk,
 }
 
 impl Body {
@@ -74,7 +78,11 @@ pub struct Framer {
     pub bodiless_answers: bool,
     /// Close the connection after every answer (plain HTTP without keep-alive).
     pub close_after: bool,
+    /// `adapter: elasticsearch`: the per-run parts of the action lines and text documents.
+    pub bulk: Option<bulk::Bulk>,
 }
+
+pub use bulk::EventId;
 
 /// What a response means for its batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +96,11 @@ pub enum Outcome {
     },
     AuthFailed,
     Failed,
+    /// A `_bulk` answer with `"errors":true`: each item says what became of its event; items
+    /// worth resending go again after `after_s` seconds if the server said.
+    Items {
+        after_s: Option<u32>,
+    },
 }
 
 /// JSON-escapes `s` into `out` (quotes not included).
@@ -133,6 +146,7 @@ fn auth_header(t: &Target, token: Option<&Token>) -> Vec<u8> {
         Some(AuthScheme::XApiKey) => format!("X-API-Key: {tok}"),
         Some(AuthScheme::Bearer) => format!("Authorization: Bearer {tok}"),
         Some(AuthScheme::Splunk) => format!("Authorization: Splunk {tok}"),
+        Some(AuthScheme::ApiKey) => format!("Authorization: ApiKey {tok}"),
         Some(AuthScheme::Basic) => {
             use base64::Engine;
             let user = auth.username.as_deref().unwrap_or("");
@@ -264,6 +278,7 @@ impl Framer {
                     expect: None,
                     bodiless_answers: false,
                     close_after: false,
+                    bulk: None,
                     ack_path: if hec.ack {
                         channel
                             .as_ref()
@@ -272,6 +287,44 @@ impl Framer {
                         None
                     },
                     ack_headers,
+                }
+            }
+            Adapter::Elasticsearch => {
+                headers.extend_from_slice(gzip_line);
+                headers.extend_from_slice(b"Content-Type: application/x-ndjson\r\n");
+                let es = t
+                    .elasticsearch
+                    .clone()
+                    .unwrap_or(crate::config::schema::Elasticsearch {
+                        index: crate::config::schema::DEFAULT_ES_INDEX.into(),
+                        pipeline: None,
+                        op_type: crate::config::schema::OpType::Create,
+                    });
+                let mut path = format!("{}/_bulk", base_path.trim_end_matches('/'));
+                if let Some(p) = &es.pipeline {
+                    path.push_str(&format!("?pipeline={}", query_escape(p)));
+                }
+                Framer {
+                    body: Body::Bulk,
+                    path,
+                    host: host.to_string(),
+                    headers,
+                    embed: if carrier == Carrier::Json {
+                        Embed::Direct
+                    } else {
+                        Embed::JsonString
+                    },
+                    gzip,
+                    envelope_mid: Vec::new(),
+                    envelope_end: Vec::new(),
+                    method: "POST",
+                    fixed: None,
+                    expect: None,
+                    bodiless_answers: false,
+                    close_after: false,
+                    ack_path: None,
+                    ack_headers: Vec::new(),
+                    bulk: Some(bulk::Bulk::new(&es, run_id)),
                 }
             }
             _ => {
@@ -304,9 +357,19 @@ impl Framer {
                     close_after: false,
                     ack_path: None,
                     ack_headers: Vec::new(),
+                    bulk: None,
                 }
             }
         }
+    }
+
+    /// Text documents of `_bulk` carry no `ingestbench` object (the source's accounting is
+    /// off); other framings are as they were.
+    pub fn untagged(mut self, untagged: bool) -> Framer {
+        if let (Some(b), true) = (self.bulk.as_mut(), untagged) {
+            b.untagged();
+        }
+        self
     }
 
     /// This framing for a scenario stage's events: HEC envelopes also carry the stage's
@@ -357,10 +420,18 @@ impl Framer {
     }
 
     /// Writes what comes before event number `n` (0-based) of the batch; `time_ns` is the
-    /// event's time (HEC envelopes carry it).
+    /// event's time (HEC envelopes carry it), `id` its agent and seq (`_bulk` ids).
     #[inline]
-    pub fn before_event(&self, body: &mut Vec<u8>, n: usize, time_ns: i64) {
+    pub fn before_event(&self, body: &mut Vec<u8>, n: usize, time_ns: i64, id: &EventId) {
         match self.body {
+            Body::Bulk => {
+                if let Some(b) = &self.bulk {
+                    b.action(id, body);
+                    if self.embed == Embed::JsonString {
+                        b.text_start(time_ns, body);
+                    }
+                }
+            }
             Body::HecLines => {
                 if n > 0 {
                     body.push(b'\n');
@@ -391,12 +462,19 @@ impl Framer {
 
     /// Writes what comes after an event.
     #[inline]
-    pub fn after_event(&self, body: &mut Vec<u8>) {
+    pub fn after_event(&self, body: &mut Vec<u8>, id: &EventId) {
         if self.embed == Embed::JsonString {
             body.push(b'"');
         }
-        if self.body == Body::HecEnvelopes {
-            body.put_slice(&self.envelope_end);
+        match self.body {
+            Body::HecEnvelopes => body.put_slice(&self.envelope_end),
+            Body::Bulk => {
+                if let (Some(b), Embed::JsonString) = (&self.bulk, self.embed) {
+                    b.text_end(id, body);
+                }
+                body.push(b'\n');
+            }
+            _ => {}
         }
     }
 
@@ -406,7 +484,7 @@ impl Framer {
         match self.body {
             Body::JsonArray => body.push(b']'),
             Body::HecLines => body.push(b'\n'),
-            Body::HecEnvelopes | Body::Plain => {}
+            Body::HecEnvelopes | Body::Plain | Body::Bulk => {}
         }
     }
 
@@ -422,6 +500,23 @@ impl Framer {
                 Outcome::Accepted { ack_id: None }
             } else {
                 Outcome::Failed
+            };
+        }
+        if self.body == Body::Bulk {
+            return match r.status {
+                200 => match bulk::errors(body) {
+                    Some(false) => Outcome::Accepted { ack_id: None },
+                    Some(true) => Outcome::Items {
+                        after_s: r.retry_after_s,
+                    },
+                    // A 200 that is no `_bulk` answer says nothing of any event.
+                    None => Outcome::Failed,
+                },
+                401 | 403 => Outcome::AuthFailed,
+                429 | 502 | 503 | 504 => Outcome::Retry {
+                    after_s: r.retry_after_s,
+                },
+                _ => Outcome::Failed,
             };
         }
         let hec_code = self.hec_code(body);
@@ -518,12 +613,17 @@ mod tests {
         let mut body = Vec::new();
         f.begin(&mut body);
         for (i, e) in events.iter().enumerate() {
-            f.before_event(&mut body, i, 1_767_600_000_123_000_000);
+            let id = EventId {
+                agent: 1,
+                seq: i as u64 + 7,
+                sent_ms: None,
+            };
+            f.before_event(&mut body, i, 1_767_600_000_123_000_000, &id);
             match f.embed {
                 Embed::Direct => body.extend_from_slice(e),
                 Embed::JsonString => json_escape_into(e, &mut body),
             }
-            f.after_event(&mut body);
+            f.after_event(&mut body, &id);
         }
         f.finish(&mut body);
         body
@@ -670,6 +770,65 @@ mod tests {
             Outcome::Failed
         );
         assert_eq!(f.hec_code(b"{\"text\":\"No data\",\"code\":5}"), Some(5));
+    }
+
+    #[test]
+    fn elasticsearch_bulk_pairs_path_and_headers() {
+        let t = target(
+            "{ adapter: elasticsearch, url: \"http://127.0.0.1:9200\", compression: gzip, elasticsearch: { index: logs-x, pipeline: geo }, auth: { scheme: api-key, token_env: X } }",
+        );
+        let tok = Token::new("a2V5".into());
+        let f = Framer::new(&t, Some(&tok), "h", "/", Carrier::Json, "st", "r-9");
+        assert_eq!(f.path, "/_bulk?pipeline=geo");
+        assert_eq!(
+            f.headers,
+            b"Authorization: ApiKey a2V5\r\nContent-Encoding: gzip\r\nContent-Type: application/x-ndjson\r\n"
+        );
+        let body = batch(&f, &[b"{\"a\":1}", b"{\"b\":2}"]);
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            "{\"create\":{\"_index\":\"logs-x\",\"_id\":\"r-9-1-7\"}}\n{\"a\":1}\n\
+{\"create\":{\"_index\":\"logs-x\",\"_id\":\"r-9-1-8\"}}\n{\"b\":2}\n"
+        );
+        // A text event: a document with the line as its message and the tag beside it.
+        let t = target("{ adapter: elasticsearch, url: \"http://127.0.0.1:9200/es/\" }");
+        let f = Framer::new(&t, None, "h", "/es/", Carrier::Syslog, "st", "r-9");
+        assert_eq!(f.path, "/es/_bulk");
+        assert_eq!(f.headers, b"Content-Type: application/x-ndjson\r\n");
+        let body = batch(&f, &[b"<14>1 a \"q\"\n"]);
+        let lines: Vec<&[u8]> = body.split(|b| *b == b'\n').collect();
+        assert_eq!(lines.len(), 3, "two lines and the final newline");
+        let doc: serde_json::Value = serde_json::from_slice(lines[1]).unwrap();
+        assert_eq!(doc["message"], "<14>1 a \"q\"\n");
+        assert_eq!(doc["@timestamp"], "2026-01-05T08:00:00.123Z");
+        assert_eq!(doc["ingestbench"]["seq"], 7);
+        let untagged = Framer::new(&t, None, "h", "", Carrier::Line, "st", "r-9").untagged(true);
+        let doc: serde_json::Value = serde_json::from_slice(
+            batch(&untagged, &[b"x"])
+                .split(|b| *b == b'\n')
+                .nth(1)
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(doc.get("ingestbench").is_none(), "{doc}");
+        // Answers: all stored, items to read, busy, auth, not a _bulk answer.
+        let r = |status| Response {
+            status,
+            retry_after_s: None,
+            close: false,
+            body: (0, 0),
+        };
+        let ok = b"{\"took\":3,\"errors\":false,\"items\":[{\"create\":{\"status\":201}}]}";
+        assert_eq!(f.outcome(&r(200), ok), Outcome::Accepted { ack_id: None });
+        assert_eq!(
+            f.outcome(&r(200), b"{\"took\":3,\"errors\":true,\"items\":[]}"),
+            Outcome::Items { after_s: None }
+        );
+        assert_eq!(f.outcome(&r(200), b"{}"), Outcome::Failed);
+        assert_eq!(f.outcome(&r(429), b""), Outcome::Retry { after_s: None });
+        assert_eq!(f.outcome(&r(502), b""), Outcome::Retry { after_s: None });
+        assert_eq!(f.outcome(&r(401), b""), Outcome::AuthFailed);
+        assert_eq!(f.outcome(&r(413), b""), Outcome::Failed);
     }
 
     #[test]

@@ -44,10 +44,11 @@ pub struct Args {
     /// run name (default: the file's stem)
     #[argh(option)]
     name: Option<String>,
-    /// lphc (default), generic-hec (or hec) or syslog
+    /// lphc (default), generic-hec (or hec), syslog or elasticsearch
     #[argh(option)]
     adapter: Option<String>,
-    /// http(s):// for lphc and hec, tcp|udp|tls:// for syslog, or builtin (default)
+    /// http(s):// for lphc, hec and elasticsearch, tcp|udp|tls:// for syslog, or builtin
+    /// (default; not for elasticsearch)
     #[argh(option)]
     url: Option<String>,
     /// syslog to the built-in sink: tcp (default) or udp

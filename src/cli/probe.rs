@@ -34,7 +34,8 @@ pub struct Args {
     /// the target url, probed with defaults (instead of --config)
     #[argh(option)]
     url: Option<String>,
-    /// with --url: lphc, generic-hec or syslog (guessed from the url when it says)
+    /// with --url: lphc, generic-hec, syslog or elasticsearch (guessed from the url when it
+    /// says)
     #[argh(option)]
     adapter: Option<String>,
     /// with --url: the environment variable holding the token

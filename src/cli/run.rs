@@ -45,7 +45,8 @@ pub struct Args {
     /// tls:// (syslog) or builtin (the built-in sink, in process)
     #[argh(option)]
     url: Option<String>,
-    /// lphc, generic-hec, syslog or http (overrides target.adapter; default from the url)
+    /// lphc, generic-hec, syslog, http or elasticsearch (overrides target.adapter; default
+    /// from the url)
     #[argh(option)]
     adapter: Option<String>,
     /// source pack(s) ID[:SHARE],… (overrides source), e.g. aws.cloudtrail or
@@ -65,7 +66,8 @@ pub struct Args {
     /// name of the target's token in the secret store (`ingestbench secret set`)
     #[argh(option)]
     token_secret: Option<String>,
-    /// how the token is sent: x-api-key (lphc's default), splunk (HEC's), bearer, basic, header
+    /// how the token is sent: x-api-key (lphc's default), splunk (HEC's), api-key
+    /// (elasticsearch's), bearer, basic, header
     #[argh(option)]
     auth: Option<String>,
     /// print the config this command line comes to (YAML, defaults left out) and exit

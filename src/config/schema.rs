@@ -25,6 +25,7 @@ yaml_enum!(
         GenericHec = "generic-hec",
         Syslog = "syslog",
         Http = "http",
+        Elasticsearch = "elasticsearch",
     }
 );
 
@@ -48,6 +49,18 @@ yaml_enum!(
         Bearer = "bearer",
         Splunk = "splunk",
         Header = "header",
+        /// Elasticsearch/OpenSearch API keys: `Authorization: ApiKey <token>` (the token is
+        /// the key's `encoded` form, base64 of `id:api_key`).
+        ApiKey = "api-key",
+    }
+);
+
+yaml_enum!(
+    /// The `_bulk` action of `adapter: elasticsearch`: `create` (a document whose id exists is
+    /// refused with 409: a resend is never stored twice) or `index` (it is overwritten).
+    pub enum OpType {
+        Create = "create",
+        Index = "index",
     }
 );
 
@@ -269,6 +282,8 @@ pub struct Target {
     pub retry: Retry,
     pub hec: Option<Hec>,
     pub syslog: Option<Syslog>,
+    /// `adapter: elasticsearch`: where `_bulk` puts the documents.
+    pub elasticsearch: Option<Elasticsearch>,
     /// `adapter: http`: the request every connection sends.
     pub http: Option<HttpSpec>,
     /// The built-in sink's own settings.
@@ -366,6 +381,19 @@ pub struct Hec {
     pub ack: bool,
     pub framing: Option<HecFraming>,
 }
+
+/// `target.elasticsearch`: the `_bulk` requests of `adapter: elasticsearch` (Elasticsearch or
+/// OpenSearch; `url` is the cluster's base URL).
+#[derive(Clone, Debug, Serialize)]
+pub struct Elasticsearch {
+    /// The index (or data stream) every document goes to (default `ingestbench`).
+    pub index: String,
+    /// An ingest pipeline (`?pipeline=`).
+    pub pipeline: Option<String>,
+    pub op_type: OpType,
+}
+
+pub const DEFAULT_ES_INDEX: &str = "ingestbench";
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Syslog {
@@ -1017,6 +1045,17 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
         s.finish(r);
         syslog
     });
+    let elasticsearch = o.sub(r, "elasticsearch", |r, mut e| {
+        let v = Elasticsearch {
+            index: e
+                .get(r, "index")
+                .unwrap_or_else(|| DEFAULT_ES_INDEX.to_string()),
+            pipeline: e.get(r, "pipeline"),
+            op_type: e.get(r, "op_type").unwrap_or(OpType::Create),
+        };
+        e.finish(r);
+        v
+    });
     let http = o.sub(r, "http", |r, mut h| {
         let v = HttpSpec {
             method: h.get(r, "method"),
@@ -1052,6 +1091,7 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
         retry,
         hec,
         syslog,
+        elasticsearch,
         http,
         builtin,
     })

@@ -169,7 +169,10 @@ fn fraction(r: &mut Reader, path: &str, v: Option<f64>) {
 }
 
 fn target(t: &Target, r: &mut Reader, store: &Store) {
-    let http = matches!(t.adapter, Adapter::Lphc | Adapter::GenericHec);
+    let http = matches!(
+        t.adapter,
+        Adapter::Lphc | Adapter::GenericHec | Adapter::Elasticsearch
+    );
     url(t, r);
     http_target(t, r);
 
@@ -212,7 +215,10 @@ fn target(t: &Target, r: &mut Reader, store: &Store) {
     if t.compression == Compression::Gzip && !http {
         r.error(
             "target.compression",
-            "gzip applies to the HTTP adapters (lphc, generic-hec), not syslog",
+            format!(
+                "gzip applies to the HTTP adapters (lphc, generic-hec, elasticsearch), not {}",
+                t.adapter
+            ),
         );
     }
     if t.hec.is_some() && t.adapter != Adapter::GenericHec {
@@ -233,8 +239,20 @@ fn target(t: &Target, r: &mut Reader, store: &Store) {
             ),
         );
     }
+    if t.elasticsearch.is_some() && t.adapter != Adapter::Elasticsearch {
+        r.error(
+            "target.elasticsearch",
+            format!(
+                "elasticsearch settings apply to adapter elasticsearch; this target uses {}",
+                t.adapter
+            ),
+        );
+    }
     if let Some(h) = &t.hec {
         hec(h, r);
+    }
+    if let Some(e) = &t.elasticsearch {
+        elasticsearch(e, r);
     }
     if let Some(s) = &t.syslog {
         syslog(s, t, r);
@@ -311,10 +329,15 @@ fn url_at(t: &Target, url: &str, path: &str, r: &mut Reader) {
         if tls {
             r.error(path, "the built-in sink takes syslog over TCP or UDP in process; for TLS run `ingestbench sink --syslog-tls` and give its tls:// url");
         }
+        if t.adapter == Adapter::Elasticsearch {
+            r.error(path, "the built-in sink speaks lphc, HEC and syslog, not _bulk: give the cluster's url (http(s)://host:9200)");
+        }
         return;
     }
     let allowed: &[&str] = match t.adapter {
-        Adapter::Lphc | Adapter::GenericHec | Adapter::Http => &["http", "https"],
+        Adapter::Lphc | Adapter::GenericHec | Adapter::Http | Adapter::Elasticsearch => {
+            &["http", "https"]
+        }
         Adapter::Syslog => &["tcp", "udp", "tls", "relp", "relp+tls"],
     };
     let Some(scheme) = scheme_of(url) else {
@@ -362,6 +385,14 @@ fn url_at(t: &Target, url: &str, path: &str, r: &mut Reader) {
                         "a syslog url is scheme://host:port with no path or query",
                     );
                 }
+            }
+            if t.adapter == Adapter::Elasticsearch
+                && (u.path().trim_end_matches('/').ends_with("/_bulk") || u.query().is_some())
+            {
+                r.error(
+                    path,
+                    "give the cluster's base URL (http(s)://host:9200, or a path prefix before it); requests go to its /_bulk, and index and pipeline go in target.elasticsearch",
+                );
             }
             if !u.username().is_empty() || u.password().is_some() {
                 r.error(
@@ -612,6 +643,10 @@ fn auth(a: &Auth, adapter: Adapter, r: &mut Reader, store: &Store) {
             scheme,
             AuthScheme::Splunk | AuthScheme::Bearer | AuthScheme::Basic | AuthScheme::Header
         ),
+        Adapter::Elasticsearch => matches!(
+            scheme,
+            AuthScheme::Basic | AuthScheme::Bearer | AuthScheme::ApiKey | AuthScheme::Header
+        ),
         // Plain HTTP load sends whatever header the endpoint wants.
         Adapter::Http => true,
         Adapter::Syslog => {
@@ -625,7 +660,11 @@ fn auth(a: &Auth, adapter: Adapter, r: &mut Reader, store: &Store) {
     if !fits {
         let hint = match scheme {
             AuthScheme::Splunk => "the splunk scheme is for adapter generic-hec",
+            AuthScheme::XApiKey if adapter == Adapter::Elasticsearch => {
+                "an Elasticsearch API key is scheme api-key (Authorization: ApiKey …)"
+            }
             AuthScheme::XApiKey => "for a HEC target use scheme header with header: X-API-Key",
+            AuthScheme::ApiKey => "scheme api-key is for adapter elasticsearch",
             _ => "",
         };
         r.error(
@@ -724,6 +763,52 @@ fn auth(a: &Auth, adapter: Adapter, r: &mut Reader, store: &Store) {
             format!("header applies to scheme header, not {s}"),
         ),
         _ => {}
+    }
+}
+
+/// `target.elasticsearch`: an index name Elasticsearch and OpenSearch take (lower case, none
+/// of `\\ / * ? " < > | , #` or a space or `:`, not starting with `-`, `_` or `+`, not `.` or
+/// `..`, at most 255 bytes) and a pipeline name that is a plain word.
+fn elasticsearch(e: &Elasticsearch, r: &mut Reader) {
+    let i = &e.index;
+    let bad = i
+        .bytes()
+        .find(|b| b.is_ascii_uppercase() || b" \\/*?\"<>|,#:".contains(b) || b.is_ascii_control());
+    let why = if i.is_empty() {
+        Some("is empty".to_string())
+    } else if let Some(b) = bad {
+        Some(format!(
+            "may not contain {:?} (lower case, no spaces, none of \\ / * ? \" < > | , # :)",
+            b as char
+        ))
+    } else if i.starts_with(['-', '_', '+']) {
+        Some("may not start with -, _ or +".into())
+    } else if i == "." || i == ".." {
+        Some("may not be . or ..".into())
+    } else if i.len() > 255 {
+        Some(format!(
+            "is {} bytes; an index name takes at most 255",
+            i.len()
+        ))
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        r.error(
+            "target.elasticsearch.index",
+            format!("index name {i:?} {why}"),
+        );
+    }
+    if let Some(p) = &e.pipeline
+        && (p.is_empty()
+            || !p
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b)))
+    {
+        r.error(
+            "target.elasticsearch.pipeline",
+            format!("pipeline {p:?}: letters, digits and - _ . only"),
+        );
     }
 }
 

@@ -253,6 +253,7 @@ mod tests {
                     phases: None,
                     parts: None,
                     by_target: None,
+                    item_errors: Vec::new(),
                 },
                 |_| Some(100.0),
             );

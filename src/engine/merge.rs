@@ -50,7 +50,12 @@ pub struct Merger {
     pub sources: Option<crate::stats::parts::Parts>,
     /// Several targets: the figures by target, likewise.
     pub targets: Option<crate::stats::parts::Parts>,
+    /// `_bulk`: the workers' first item errors, `MAX_ITEM_ERRORS` at most.
+    pub item_errors: Vec<String>,
 }
+
+/// Item errors a run's report lists at most.
+pub const MAX_ITEM_ERRORS: usize = 8;
 
 /// Adds a worker's breakdown into the run's.
 fn fold(
@@ -89,6 +94,7 @@ impl Merger {
             phases: None,
             sources: None,
             targets: None,
+            item_errors: Vec::new(),
         }
     }
 
@@ -118,6 +124,11 @@ impl Merger {
         }
         if let Some(ph) = &iv.phases {
             self.phases.get_or_insert_with(Default::default).add(ph);
+        }
+        for e in iv.item_errors {
+            if self.item_errors.len() < MAX_ITEM_ERRORS {
+                self.item_errors.push(e);
+            }
         }
         fold(&mut self.sources, iv.parts);
         fold(&mut self.targets, iv.by_target);
@@ -237,6 +248,7 @@ mod tests {
             phases: None,
             parts: None,
             by_target: None,
+            item_errors: Vec::new(),
         }
     }
 

@@ -597,6 +597,7 @@ impl Coordinator<'_> {
             phases: m.phases,
             sources: m.sources,
             targets: m.targets,
+            item_errors: m.item_errors,
             scenario,
         }
     }

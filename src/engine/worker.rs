@@ -21,7 +21,7 @@ use crate::adapter::gzip::Gzip;
 use crate::adapter::hec_ack::AckTracker;
 use crate::adapter::relp::{Frames, Session};
 use crate::adapter::syslog::SyslogFramer;
-use crate::adapter::{Embed, Framer, Outcome, json_escape_into};
+use crate::adapter::{Embed, EventId, Framer, Outcome, json_escape_into};
 use crate::engine::Abort;
 use crate::engine::lane::Lane;
 use crate::engine::mix::{Framings, Mix};
@@ -37,6 +37,7 @@ use crate::stats::phases::{self, Phases};
 use crate::stats::result::AbortReason;
 use crate::stats::{AgentAccount, Counters, Interval, MAX_LATENCY_US, new_histogram};
 
+mod bulk_io;
 mod relp_io;
 
 /// How batches travel, as the coordinator hands it to each worker.
@@ -165,6 +166,13 @@ struct Batch {
     seqs: u64,
     /// Send the body as it is even when the data is gzipped (HEC ack polls).
     plain: bool,
+    /// `_bulk`: the seq of event 0 at render (`order` holds each event's seq less it), each
+    /// event's source in a mix, whether the next send resends items an answer asked for again
+    /// (`events_resent`), and how many of its items failed for good so far.
+    base_seq: u64,
+    part_of: Vec<u8>,
+    resend: bool,
+    items_failed: u64,
     intended: Instant,
     /// The first send of this batch (retry time counts from it).
     first_write: Instant,
@@ -325,6 +333,8 @@ enum Held {
 }
 
 const INTERVAL: Duration = Duration::from_secs(1);
+/// `_bulk` item errors a worker keeps as text for the report.
+const MAX_ITEM_ERRORS: usize = 3;
 /// A batch leaves at most this long after its first event is due, full or not.
 pub const LINGER: Duration = Duration::from_secs(1);
 /// After `stop.after`, a worker may still send what was due by then for this long.
@@ -354,6 +364,7 @@ pub fn run(mut p: WorkerPlan) {
                 phases: None,
                 parts: None,
                 by_target: None,
+                item_errors: Vec::new(),
             });
             return;
         }
@@ -370,6 +381,10 @@ struct Worker {
     links: Vec<Link>,
     batches: Vec<Batch>,
     scratch: Vec<u8>,
+    /// `_bulk`: the items of the answer being read (reserved for a batch's events), and the
+    /// first few item errors as text (allocated on that error path only, `MAX_ITEM_ERRORS`).
+    items: Vec<crate::adapter::bulk::Item>,
+    item_errors: Vec<String>,
     counters: Counters,
     latency: Histogram<u64>,
     service: Histogram<u64>,
@@ -483,7 +498,12 @@ impl Worker {
         let gzip = proto.gzip();
         let cap = p.batch_bytes + p.batch_bytes / 4 + 64 * 1024;
         let slots = p.conns * 2 + usize::from(acks);
-        let udp_events = if datagrams || relp { p.batch_events } else { 0 };
+        let bulk = matches!(&proto, Proto::Http { framer, .. } if framer.bulk.is_some());
+        let udp_events = if datagrams || relp || bulk {
+            p.batch_events
+        } else {
+            0
+        };
         if let (
             Proto::Relp {
                 sessions, frames, ..
@@ -511,6 +531,14 @@ impl Worker {
                 first_seq: 0,
                 seqs: 0,
                 plain: false,
+                base_seq: 0,
+                part_of: Vec::with_capacity(if bulk && p.mix.is_some() {
+                    p.batch_events
+                } else {
+                    0
+                }),
+                resend: false,
+                items_failed: 0,
                 intended: p.start,
                 first_write: p.start,
                 attempt_write: p.start,
@@ -527,6 +555,8 @@ impl Worker {
             links,
             batches,
             scratch: Vec::with_capacity(64 * 1024),
+            items: Vec::with_capacity(if bulk { p.batch_events } else { 0 }),
+            item_errors: Vec::new(),
             counters: Counters::default(),
             latency: new_histogram(),
             service: new_histogram(),
@@ -1099,6 +1129,10 @@ impl Worker {
         if b.attempts == 0 {
             b.first_write = now;
         }
+        if b.resend {
+            self.counters.events_resent += b.events;
+            b.resend = false;
+        }
         b.attempts += 1;
         b.attempt_write = now;
         b.state = SlotState::InFlight(i);
@@ -1151,9 +1185,13 @@ impl Worker {
             let at = w + due.saturating_duration_since(p.start).as_nanos() as i64;
             (at / 1_000_000).max(0) as u64
         });
+        let agent = p.id as u32;
         let b = &mut self.batches[k];
         b.ends.clear();
         b.order.clear();
+        b.part_of.clear();
+        b.resend = false;
+        b.items_failed = 0;
         b.plain = false;
         b.parts = [0; crate::stats::parts::MAX_PARTS];
         // The framer's head names the first target.
@@ -1196,6 +1234,7 @@ impl Worker {
                 // own source's envelope).
                 base.begin(&mut b.body);
                 let mut head = base;
+                let bulk = base.bulk.is_some();
                 while n < limit {
                     let seq = self.scheduled + n;
                     let before = b.body.len();
@@ -1207,7 +1246,12 @@ impl Worker {
                     if n == 0 {
                         head = f;
                     }
-                    f.before_event(&mut b.body, n as usize, t);
+                    let id = EventId {
+                        agent,
+                        seq,
+                        sent_ms,
+                    };
+                    f.before_event(&mut b.body, n as usize, t, &id);
                     match f.embed {
                         Embed::Direct => src.render(&mut b.body),
                         Embed::JsonString => {
@@ -1216,7 +1260,7 @@ impl Worker {
                             json_escape_into(&self.scratch, &mut b.body);
                         }
                     }
-                    f.after_event(&mut b.body);
+                    f.after_event(&mut b.body, &id);
                     if b.body.len() + 2 > batch_bytes && n > 0 {
                         // Over the byte limit: this event starts the next batch.
                         b.body.truncate(before);
@@ -1224,6 +1268,14 @@ impl Worker {
                     }
                     if each.is_some() {
                         b.parts[src.part()] += 1;
+                    }
+                    if bulk {
+                        // Where each pair ends and whose it is: a partial answer resends some.
+                        b.ends.push(b.body.len() as u32);
+                        b.order.push(n as u32);
+                        if each.is_some() {
+                            b.part_of.push(src.part() as u8);
+                        }
                     }
                     n += 1;
                 }
@@ -1304,6 +1356,7 @@ impl Worker {
             }
         }
         b.first_seq = self.scheduled;
+        b.base_seq = self.scheduled;
         b.seqs = n;
         self.scheduled += n;
         b.events = n - skipped;
@@ -1397,7 +1450,12 @@ impl Worker {
         if self.draining {
             self.counters.events_accepted_in_drain += b.events;
         }
-        self.counters.batches_accepted += 1;
+        if b.items_failed > 0 {
+            // The rest of a `_bulk` batch some of whose items failed for good earlier.
+            self.counters.batches_failed += 1;
+        } else {
+            self.counters.batches_accepted += 1;
+        }
         let lat = now.saturating_duration_since(b.intended).as_micros() as u64;
         let svc = now.saturating_duration_since(b.attempt_write).as_micros() as u64;
         self.latency.saturating_record(lat.clamp(1, MAX_LATENCY_US));
@@ -1417,7 +1475,16 @@ impl Worker {
         let b = &mut self.batches[slot];
         self.counters.events_failed += b.events;
         self.counters.batches_failed += 1;
-        self.account.fail(b.first_seq, b.first_seq + b.seqs);
+        if b.ends.is_empty() || !matches!(&self.proto, Proto::Http { .. }) {
+            self.account.fail(b.first_seq, b.first_seq + b.seqs);
+        } else {
+            // `_bulk`: the events still in the batch, which after a partial answer need not
+            // be one run of seqs.
+            for &o in &b.order {
+                let seq = b.base_seq + u64::from(o);
+                self.account.fail(seq, seq + 1);
+            }
+        }
         if let Some(t) = self.parts.as_deref_mut() {
             t.failed(&b.parts);
         }
@@ -1486,7 +1553,34 @@ impl Worker {
                     };
                     let body = conn.reader.body(&resp);
                     let body_len = body.len() as u64;
-                    let outcome = framer.outcome(&resp, body);
+                    let mut outcome = framer.outcome(&resp, body);
+                    if let (Outcome::Items { .. }, Some(b)) = (outcome, slot) {
+                        // Each item in request order: as many as the batch has events, or
+                        // the answer is out of step with the request.
+                        self.items.clear();
+                        let items = &mut self.items;
+                        let n = crate::adapter::bulk::items(body, |it| {
+                            if items.len() < items.capacity() {
+                                items.push(it);
+                            }
+                        });
+                        if n != Some(self.batches[b].events as usize) || n != Some(items.len()) {
+                            self.counters.protocol_errors += 1;
+                            outcome = Outcome::Failed;
+                        } else if self.item_errors.len() < MAX_ITEM_ERRORS {
+                            let op = framer.bulk.as_ref().map(|b| b.op_type);
+                            for it in self.items.iter() {
+                                if self.item_errors.len() < MAX_ITEM_ERRORS
+                                    && op.is_some_and(|op| {
+                                        it.fate(op) == crate::adapter::bulk::Fate::Failed
+                                    })
+                                {
+                                    self.item_errors
+                                        .push(crate::adapter::bulk::describe(body, it));
+                                }
+                            }
+                        }
+                    }
                     if slot.is_some() && slot == self.ack_slot {
                         // An ack poll: confirmed ids are counted, the others asked about again.
                         if let Some(a) = acks {
@@ -1566,6 +1660,10 @@ impl Worker {
             Outcome::Retry { after_s } => {
                 let wait = after_s.map(|s| Duration::from_secs(u64::from(s)));
                 self.retry_or_give_up(slot, now, wait);
+            }
+            Outcome::Items { after_s } => {
+                let wait = after_s.map(|s| Duration::from_secs(u64::from(s)));
+                self.bulk_settle(slot, now, wait);
             }
             Outcome::AuthFailed => {
                 self.counters.auth_failures += 1;
@@ -1700,6 +1798,11 @@ impl Worker {
             phases,
             parts,
             by_target,
+            item_errors: if last {
+                std::mem::take(&mut self.item_errors)
+            } else {
+                Vec::new()
+            },
         });
     }
 }

@@ -154,7 +154,10 @@ impl Answers {
     }
 
     pub fn http(&self) -> bool {
-        matches!(self.adapter, Adapter::Lphc | Adapter::GenericHec)
+        matches!(
+            self.adapter,
+            Adapter::Lphc | Adapter::GenericHec | Adapter::Elasticsearch
+        )
     }
 
     pub fn hec(&self) -> bool {

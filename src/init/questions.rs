@@ -304,7 +304,7 @@ pub static QUESTIONS: &[Question] = &[
         default: |_, _| text("lphc"),
         hint: |_, _| {
             text(
-                "lphc: JSON-batch HTTP collector · generic-hec (or hec): Splunk HTTP Event Collector · syslog: syslog over TCP, UDP or TLS",
+                "lphc: JSON-batch HTTP collector · generic-hec (or hec): Splunk HTTP Event Collector · syslog: syslog over TCP, UDP or TLS · elasticsearch: Elasticsearch / OpenSearch _bulk",
             )
         },
         set: set_adapter,
@@ -327,6 +327,9 @@ pub static QUESTIONS: &[Question] = &[
                 }
                 Adapter::Syslog => "tcp://, udp:// or tls://host:port of the receiver, or builtin",
                 Adapter::Http => "http(s)://host:port/path the requests go to, or builtin",
+                Adapter::Elasticsearch => {
+                    "http(s)://host:9200 of the Elasticsearch or OpenSearch cluster (requests go to its /_bulk)"
+                }
             })
         },
         set: set_url,
@@ -453,10 +456,18 @@ pub static QUESTIONS: &[Question] = &[
         when: "an HTTP adapter to a url other than builtin",
         field: "target.auth.scheme",
         applies: Answers::auth_applies,
-        default: |a, _| text(if a.hec() { "splunk" } else { "x-api-key" }),
+        default: |a, _| {
+            text(match a.adapter {
+                Adapter::GenericHec => "splunk",
+                Adapter::Elasticsearch => "api-key",
+                _ => "x-api-key",
+            })
+        },
         hint: |a, _| {
             text(if a.hec() {
                 "splunk (Authorization: Splunk TOKEN), bearer, basic, header (a header of your choice) or none"
+            } else if a.adapter == Adapter::Elasticsearch {
+                "api-key (Authorization: ApiKey TOKEN, the key's encoded form), basic, bearer, header or none"
             } else {
                 "x-api-key (X-API-Key: TOKEN), bearer, basic, header (a header of your choice) or none"
             })

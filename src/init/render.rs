@@ -132,6 +132,9 @@ fn target(y: &mut Yaml, a: &Answers) {
         Adapter::GenericHec => "Splunk HTTP Event Collector",
         Adapter::Syslog => "syslog: one message per event",
         Adapter::Http => "plain HTTP requests: one event or a fixed body each",
+        Adapter::Elasticsearch => {
+            "Elasticsearch / OpenSearch _bulk: an action and a document per event"
+        }
     };
     y.line(1, &format!("adapter: {}", a.adapter), what);
     let where_ = if a.builtin() {
@@ -157,6 +160,12 @@ fn target(y: &mut Yaml, a: &Answers) {
         };
         y.line(1, &format!("compression: {}", a.compression), c);
     }
+    if a.adapter == Adapter::Elasticsearch {
+        y.comment(
+            1,
+            "elasticsearch: { index: ingestbench, op_type: create }  # defaults; pipeline: NAME adds ?pipeline=",
+        );
+    }
     if a.hec() {
         hec(y, a);
     }
@@ -177,6 +186,7 @@ fn auth(y: &mut Yaml, a: &Answers) {
         AuthScheme::Basic => "Authorization: Basic (username, TOKEN)",
         AuthScheme::Splunk => "Authorization: Splunk TOKEN",
         AuthScheme::Header => "the token as the value of the header below",
+        AuthScheme::ApiKey => "Authorization: ApiKey TOKEN (the key's encoded form)",
     };
     y.line(2, &format!("scheme: {scheme}"), how);
     if let Some(u) = &a.auth_username {

@@ -163,12 +163,13 @@ fn tagged_event(
     let framer = plan.framer(&ep.host_port, &ep.path, run_id);
     let mut body = Vec::new();
     framer.begin(&mut body);
-    framer.before_event(&mut body, 0, crate::generate::time::now());
+    let id = crate::adapter::EventId::default();
+    framer.before_event(&mut body, 0, crate::generate::time::now(), &id);
     match framer.embed {
         Embed::Direct => body.extend_from_slice(event),
         Embed::JsonString => json_escape_into(event, &mut body),
     }
-    framer.after_event(&mut body);
+    framer.after_event(&mut body, &id);
     framer.finish(&mut body);
     if framer.gzip {
         let mut z = Vec::new();
@@ -217,6 +218,9 @@ fn tagged_event(
         "POST {} (one tagged event, {auth_note}) → {} {answer}",
         framer.path, a.status
     );
+    if plan.config.target.adapter == Adapter::Elasticsearch && a.status == 200 {
+        return bulk_item(step, &a.body, &answer);
+    }
     match judge(a.status, code) {
         Judged::Accepted => step,
         Judged::AuthFailed => step.failed(
@@ -235,6 +239,36 @@ fn tagged_event(
                 "the target refused the event: {} {answer} (a run counts such events failed, exit 3)",
                 a.status
             ),
+            Exit::SloBreach,
+        ),
+    }
+}
+
+/// A `_bulk` 200: its one item says what became of the event (a 200 is not a store).
+fn bulk_item(step: Step, body: &[u8], answer: &str) -> Step {
+    use crate::adapter::bulk::{self, Fate};
+    let mut first = None;
+    let n = bulk::items(body, |it| {
+        first.get_or_insert(it);
+    });
+    match (bulk::errors(body), first, n) {
+        (Some(false), _, _) => step,
+        (Some(true), Some(it), Some(1)) => match it.fate(crate::config::schema::OpType::Create) {
+            Fate::Stored | Fate::AlreadyStored => step,
+            Fate::Resend => step.warn(format!(
+                "the cluster is busy ({}): a run would send the item again; the token is not confirmed",
+                bulk::describe(body, &it)
+            )),
+            Fate::Failed => step.failed(
+                format!(
+                    "the cluster refused the event: {} (a run counts such events failed, exit 3)",
+                    bulk::describe(body, &it)
+                ),
+                Exit::SloBreach,
+            ),
+        },
+        _ => step.failed(
+            format!("200 with no _bulk answer of one item: {answer}"),
             Exit::SloBreach,
         ),
     }

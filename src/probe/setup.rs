@@ -236,11 +236,13 @@ pub fn guess_adapter(url: &str) -> Result<Adapter, String> {
 }
 
 /// The auth scheme a token is sent with when none is given (`probe --url`, `run --url`,
-/// `http`): HEC's `Splunk`, plain HTTP's `Bearer`, else lphc's `X-API-Key`.
+/// `http`): HEC's `Splunk`, plain HTTP's `Bearer`, Elasticsearch's `ApiKey`, else lphc's
+/// `X-API-Key`.
 pub fn default_scheme(adapter: Adapter) -> AuthScheme {
     match adapter {
         Adapter::GenericHec => AuthScheme::Splunk,
         Adapter::Http => AuthScheme::Bearer,
+        Adapter::Elasticsearch => AuthScheme::ApiKey,
         _ => AuthScheme::XApiKey,
     }
 }

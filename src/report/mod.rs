@@ -310,8 +310,21 @@ pub struct Summary {
     pub udp_gso_sends: u64,
     pub udp_gso_refused: u64,
     /// RELP: messages written again on a new connection after the one they went on broke
-    /// before answering them (0 for every other transport).
+    /// before answering them; elasticsearch: `_bulk` items answered 429 (or 502/503/504) sent
+    /// again in a smaller batch (0 for every other transport).
     pub events_resent: u64,
+    /// elasticsearch: `create` items answered 409 (the id exists: an earlier attempt stored
+    /// the event). Counted accepted; left out when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub events_already_stored: u64,
+    /// elasticsearch: `_bulk` items failed for good, by the item's `error.type` (the types
+    /// of `adapter::bulk::ERROR_TYPES`, any other as `other`); left out when empty.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub events_failed_by_type: BTreeMap<String, u64>,
+    /// elasticsearch: the first item errors met, `STATUS TYPE: REASON` (up to 3 per worker,
+    /// 8 in all); left out when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub item_errors_first: Vec<String>,
     /// What "accepted" means: `acknowledged` (HTTP 2xx, RELP `rsp 200`) or `written` (syslog
     /// over TCP, TLS or UDP: handed to the kernel; it has no acknowledgement).
     pub delivery: &'static str,
@@ -657,6 +670,15 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         udp_gso_sends: c.udp_gso_sends,
         udp_gso_refused: c.udp_gso_refused,
         events_resent: c.events_resent,
+        events_already_stored: c.events_already_stored,
+        item_errors_first: r.item_errors.clone(),
+        events_failed_by_type: c
+            .events_failed_by_type
+            .iter()
+            .zip(crate::adapter::bulk::ERROR_TYPES)
+            .filter(|(n, _)| **n > 0)
+            .map(|(n, t)| (t.to_string(), *n))
+            .collect(),
         // RELP answers every message; syslog over TCP, TLS or UDP answers nothing.
         delivery: if cx.target.adapter == "syslog" && !cx.target.url.starts_with("relp") {
             "written"
@@ -834,6 +856,10 @@ fn watched(
         own: o.own,
         launched,
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

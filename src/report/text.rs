@@ -246,6 +246,26 @@ fn problems(o: &mut String, s: &Summary) {
             String::new()
         }
     );
+    if !s.events_failed_by_type.is_empty() || s.events_already_stored > 0 {
+        let types: Vec<String> = s
+            .events_failed_by_type
+            .iter()
+            .map(|(t, n)| format!("{t} {}", count(*n)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "_bulk    items failed by type: {}; already stored (409 on create) {}",
+            if types.is_empty() {
+                "none".to_string()
+            } else {
+                types.join(", ")
+            },
+            count(s.events_already_stored)
+        );
+        for e in &s.item_errors_first {
+            let _ = writeln!(o, "         e.g. {e}");
+        }
+    }
     let _ = writeln!(
         o,
         "schedule lag max {:.2} ms, mean {:.3} ms; shortfall {} events{}",

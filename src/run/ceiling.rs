@@ -751,6 +751,7 @@ mod tests {
             phases: None,
             sources: None,
             targets: None,
+            item_errors: Vec::new(),
             target_events: 3000.0,
             window: Duration::from_secs(3),
             drain: Duration::from_millis(100),

@@ -495,7 +495,8 @@ fn scenario_plan(
                         def.carrier,
                         &def.sourcetype,
                         &p.run_id,
-                    );
+                    )
+                    .untagged(!p.config.tagged());
                     Arc::new(f.with_attack(st.tactic, st.technique.id))
                 })
                 .collect(),

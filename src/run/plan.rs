@@ -273,7 +273,8 @@ impl RunPlan {
             carrier,
             sourcetype,
             run_id,
-        );
+        )
+        .untagged(!self.config.tagged());
         match &self.http {
             Some(h) => f.with_http(h),
             None => f,
@@ -739,7 +740,8 @@ fn measured_rate(
             pack.def.carrier,
             &pack.def.sourcetype,
             run_id,
-        );
+        )
+        .untagged(!cfg.tagged());
         let f = match http {
             Some(h) => f.with_http(h),
             None => f,

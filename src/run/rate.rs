@@ -207,6 +207,7 @@ fn measure(s: &Sample, framing: Framing, n: usize) -> (usize, usize, usize, Stri
                 Body::HecEnvelopes => "HEC event envelopes",
                 Body::HecLines => "HEC raw lines",
                 Body::Plain => "plain HTTP bodies",
+                Body::Bulk => "_bulk NDJSON",
             };
             for start in (0..n).step_by(batch) {
                 f.begin(&mut body);
@@ -214,12 +215,17 @@ fn measure(s: &Sample, framing: Framing, n: usize) -> (usize, usize, usize, Stri
                     ev.clear();
                     g.render(&ctx(i), &mut ev);
                     raw += ev.len();
-                    f.before_event(&mut body, k, now);
+                    let id = crate::adapter::EventId {
+                        agent: 0,
+                        seq: i as u64,
+                        sent_ms,
+                    };
+                    f.before_event(&mut body, k, now, &id);
                     match f.embed {
                         Embed::Direct => body.extend_from_slice(&ev),
                         Embed::JsonString => json_escape_into(&ev, &mut body),
                     }
-                    f.after_event(&mut body);
+                    f.after_event(&mut body, &id);
                     kept += 1;
                 }
                 f.finish(&mut body);

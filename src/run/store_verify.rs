@@ -211,6 +211,7 @@ mod tests {
             phases: None,
             sources: None,
             targets: None,
+            item_errors: Vec::new(),
         };
         let mut rep = crate::report::build(
             &r,

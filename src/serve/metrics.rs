@@ -250,7 +250,7 @@ fn connections(e: &mut Expo, s: &Snapshot) {
     e.family(
         name,
         Kind::Counter,
-        "RELP: messages written again after the connection they went on broke unanswered, since the start.",
+        "Events written again: RELP messages after the connection they went on broke unanswered, elasticsearch _bulk items answered 429/502/503/504, since the start.",
     );
     e.int(name, &[], s.events_resent);
     let name = "ingestbench_connections_open";

@@ -105,6 +105,7 @@ pub fn http_framer(
         retry: Retry::default(),
         hec: if hec { setup.hec.clone() } else { None },
         syslog: None,
+        elasticsearch: None,
         http: None,
         builtin: None,
     };
@@ -122,12 +123,17 @@ pub fn http_framer(
 
 /// Appends `ev` to `body` as event number `n` of a batch, the way the worker does.
 pub fn frame_http(f: &Framer, body: &mut Vec<u8>, n: usize, ev: &[u8]) {
-    f.before_event(body, n, TIME_NS);
+    let id = crate::adapter::EventId {
+        agent: 0,
+        seq: n as u64,
+        sent_ms: None,
+    };
+    f.before_event(body, n, TIME_NS, &id);
     match f.embed {
         Embed::Direct => body.extend_from_slice(ev),
         Embed::JsonString => json_escape_into(ev, body),
     }
-    f.after_event(body);
+    f.after_event(body, &id);
 }
 
 /// A whole body of `events`.
@@ -298,6 +304,10 @@ pub fn http_what(f: &Framer, overhead: f64, events: &str) -> String {
         Body::Plain => format!(
             "plain HTTP, {events} one per request, nothing around it: {} B per event",
             num(overhead, 3)
+        ),
+        Body::Bulk => format!(
+            "_bulk NDJSON, {events} each after an action line{quoted}: {} B per event",
+            num(overhead, 1)
         ),
         Body::JsonArray => format!(
             "lphc JSON array around {events}{quoted}: {} B per event (a comma between events, brackets around each request)",

@@ -273,7 +273,12 @@ fn rates(
             f.begin(&mut body);
             for n in 0..batch {
                 let c = ctx(*i);
-                f.before_event(&mut body, n, c.time_ns);
+                let id = crate::adapter::EventId {
+                    agent: c.agent,
+                    seq: c.seq,
+                    sent_ms: c.sent_ms,
+                };
+                f.before_event(&mut body, n, c.time_ns, &id);
                 match f.embed {
                     Embed::Direct => {
                         g.render(&c, &mut body);
@@ -284,7 +289,7 @@ fn rates(
                         json_escape_into(&scratch, &mut body);
                     }
                 }
-                f.after_event(&mut body);
+                f.after_event(&mut body, &id);
                 *i += 1;
             }
             f.finish(&mut body);

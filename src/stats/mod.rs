@@ -90,6 +90,10 @@ pub struct Counters {
     /// RELP: messages written again on a new connection because the one they went on broke
     /// before answering them (each resend once; the same bytes, a new txnr).
     pub events_resent: u64,
+    /// `_bulk` items answered 409 to a `create`: stored by an earlier attempt (accepted).
+    pub events_already_stored: u64,
+    /// `_bulk` items failed for good, by `adapter::bulk::ERROR_TYPES` index.
+    pub events_failed_by_type: [u64; crate::adapter::bulk::ERROR_TYPES.len()],
     /// Responses by HTTP status (index = status code).
     pub status: [u64; 600],
     /// HEC response codes 0..=31.
@@ -141,6 +145,8 @@ impl Default for Counters {
             events_given_up_transport: 0,
             events_unfinished: 0,
             events_resent: 0,
+            events_already_stored: 0,
+            events_failed_by_type: [0; crate::adapter::bulk::ERROR_TYPES.len()],
             status: [0; 600],
             hec_codes: [0; 32],
         }
@@ -197,6 +203,14 @@ impl Counters {
         self.events_given_up_transport += o.events_given_up_transport;
         self.events_unfinished += o.events_unfinished;
         self.events_resent += o.events_resent;
+        self.events_already_stored += o.events_already_stored;
+        for (a, b) in self
+            .events_failed_by_type
+            .iter_mut()
+            .zip(&o.events_failed_by_type)
+        {
+            *a += b;
+        }
         self.udp_gso_sends += o.udp_gso_sends;
         self.udp_gso_refused += o.udp_gso_refused;
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
@@ -282,6 +296,9 @@ pub struct Interval {
     pub parts: Option<Box<parts::Parts>>,
     /// With the last interval of a run to several targets: the worker's figures by target.
     pub by_target: Option<Box<parts::Parts>>,
+    /// With the last interval of `_bulk` runs: the first item errors the worker met
+    /// (`STATUS TYPE: REASON`, a few at most).
+    pub item_errors: Vec<String>,
 }
 
 /// Most failed ranges one agent keeps; beyond them the list is marked incomplete.

@@ -131,6 +131,8 @@ pub struct RunResult {
     pub sources: Option<crate::stats::parts::Parts>,
     /// Several targets: the figures by target, in the config's order (the whole run).
     pub targets: Option<crate::stats::parts::Parts>,
+    /// `_bulk`: the first item errors met (`STATUS TYPE: REASON`), a few of each worker's.
+    pub item_errors: Vec<String>,
 }
 
 /// What the scenario lane did: its stage events, counted apart from the background load.

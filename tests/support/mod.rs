@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod bulk_store;
 pub mod peers;
 pub mod prometheus;
 pub mod pty;

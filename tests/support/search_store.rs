@@ -272,7 +272,7 @@ fn shards() -> Value {
     json!({"total": 1, "successful": 1, "skipped": 0, "failed": 0})
 }
 
-fn opensearch(s: &Setup, r: &Recorded) -> (u16, String) {
+pub fn opensearch(s: &Setup, r: &Recorded) -> (u16, String) {
     if r.method != "POST" && r.method != "GET" {
         return (405, json!({"error": "method"}).to_string());
     }
