@@ -13,8 +13,9 @@
 //! UDP socket yield after a bounded amount of work and are resumed before the next wait (a
 //! zero poll timeout), so one fast sender cannot starve the rest. Syslog counters are kept
 //! in the worker and added to its `Totals` once per poll round. Told to stop, a worker reads
-//! its syslog and RELP connections until their senders close them (at most `DRAIN`) and its
-//! UDP socket until it is empty, so what was written before the end is counted.
+//! its syslog and RELP connections until their senders close them or nothing has come for
+//! `DRAIN_QUIET` (at most `DRAIN` in all), and its UDP socket until it is empty, so what was
+//! written before the end is counted.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -46,6 +47,9 @@ const UDP_BATCHES_PER_TURN: usize = 16;
 const DRAIN: Duration = Duration::from_secs(5);
 /// How often a draining worker looks whether its stream connections are all closed.
 const DRAIN_TICK: Duration = Duration::from_millis(20);
+/// A connection its sender keeps open is read to the end of what has come: the drain is
+/// over once nothing has come for this long.
+const DRAIN_QUIET: Duration = Duration::from_millis(100);
 
 /// Where the acceptor sends a worker its new connections, and how it wakes it.
 pub(crate) type Inbox = (Sender<(TcpStream, Kind)>, Arc<Waker>);
@@ -226,6 +230,7 @@ impl Worker {
     pub(crate) fn run(mut self) {
         let mut events = Events::with_capacity(256);
         let mut drain_until: Option<Instant> = None;
+        let mut last_read = Instant::now();
         loop {
             let mut timeout = if !self.again.is_empty() || self.udp_again {
                 Some(Duration::ZERO)
@@ -245,12 +250,17 @@ impl Worker {
                 return;
             }
             if self.shared.stopping() {
+                let now = Instant::now();
                 let until = *drain_until.get_or_insert_with(|| {
                     // What datagrams wait in the socket buffer are read once more.
                     self.udp_again = self.udp.is_some();
-                    Instant::now() + DRAIN
+                    now + DRAIN
                 });
-                if (!self.streams_open() && !self.udp_again) || Instant::now() >= until {
+                if !events.is_empty() || !self.again.is_empty() || self.udp_again {
+                    last_read = now;
+                }
+                let read_all = !self.streams_open() || now >= last_read + DRAIN_QUIET;
+                if (read_all && !self.udp_again) || now >= until {
                     self.add_totals();
                     return;
                 }
