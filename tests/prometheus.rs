@@ -57,6 +57,7 @@ fn snapshot_at(i: u64) -> Snapshot {
     s.errors = BTreeMap::from([("status_503".into(), i), ("reset".into(), i / 3)]);
     (s.reconnects, s.batches_acked, s.acks_pending) = (i / 3, 8 * i, i % 7);
     s.events_resent = 5 * i;
+    s.events_already_stored = 2 * i;
     (s.lag_ms_max, s.backlog_events, s.connections_open) = (0.25 * i as f64, i % 11, 4);
     s.intended_buckets = buckets(i, [1, 3, 6, 9, 10], 0.0125);
     s.service_buckets = buckets(i, [4, 8, 10, 10, 10], 0.005);
@@ -211,6 +212,11 @@ fn expected(s: &Snapshot) -> Vec<Sample> {
         s.events_resent as f64,
     );
     add(
+        "ingestbench_events_already_stored_total",
+        &[],
+        s.events_already_stored as f64,
+    );
+    add(
         "ingestbench_connections_open",
         &[],
         s.connections_open as f64,
@@ -279,6 +285,7 @@ fn expected_types() -> BTreeMap<&'static str, &'static str> {
         ("ingestbench_acks_pending_batches", "gauge"),
         ("ingestbench_reconnects", "counter"),
         ("ingestbench_events_resent", "counter"),
+        ("ingestbench_events_already_stored", "counter"),
         ("ingestbench_connections_open", "gauge"),
         ("ingestbench_events_due", "counter"),
         ("ingestbench_target_rate_events_per_second", "gauge"),

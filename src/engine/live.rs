@@ -98,6 +98,7 @@ pub fn snapshot(m: &Merger, cx: LiveState) -> Snapshot {
         protocol_errors: c.protocol_errors,
         reconnects: c.reconnects,
         events_resent: c.events_resent,
+        events_already_stored: c.events_already_stored,
         batches_acked: c.batches_acked,
         acks_pending: c.acks_pending,
         oversize_events: c.oversize_events,

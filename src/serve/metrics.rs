@@ -253,6 +253,13 @@ fn connections(e: &mut Expo, s: &Snapshot) {
         "Events written again: RELP messages after the connection they went on broke unanswered, elasticsearch _bulk items answered 429/502/503/504, since the start.",
     );
     e.int(name, &[], s.events_resent);
+    let name = "ingestbench_events_already_stored_total";
+    e.family(
+        name,
+        Kind::Counter,
+        "Elasticsearch _bulk create items answered 409: stored by an earlier attempt, counted accepted, since the start.",
+    );
+    e.int(name, &[], s.events_already_stored);
     let name = "ingestbench_connections_open";
     e.family(name, Kind::Gauge, "Connections to the target open now.");
     e.int(name, &[], s.connections_open);
@@ -807,7 +814,7 @@ mod tests {
             }
         }
         assert!(text.ends_with('\n'));
-        assert_eq!(types.len(), 30, "families: {types:?}");
+        assert_eq!(types.len(), 31, "families: {types:?}");
     }
 
     #[test]

@@ -209,6 +209,8 @@ pub struct Snapshot {
     pub reconnects: u64,
     /// RELP: messages written again after a broken connection, since the start.
     pub events_resent: u64,
+    /// Elasticsearch `_bulk`: `create` items answered 409, stored by an earlier attempt.
+    pub events_already_stored: u64,
     pub batches_acked: u64,
     pub acks_pending: u64,
     pub oversize_events: u64,
@@ -269,6 +271,7 @@ impl Snapshot {
             protocol_errors: 0,
             reconnects: 0,
             events_resent: 0,
+            events_already_stored: 0,
             batches_acked: 0,
             acks_pending: 0,
             oversize_events: 0,
