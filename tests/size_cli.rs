@@ -600,3 +600,58 @@ fn bad_input_exits_2_naming_the_flag() {
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("--event-bytes"));
 }
+
+/// `--adapter elasticsearch`: the `_bulk` carrier (an action line and two newlines per
+/// event) and Elasticsearch's and OpenSearch's 100mb `http.max_content_length`, which a batch
+/// of 200,000 events of 1 KB goes over.
+#[test]
+fn elasticsearch_bulk_is_sized_with_its_action_lines_and_content_length() {
+    let v = json(&[
+        "--adapter",
+        "elasticsearch",
+        "--eps",
+        "10000",
+        "--event-bytes",
+        "1KB",
+    ]);
+    assert_eq!(v["adapter"], "elasticsearch");
+    // {"create":{"_index":"ingestbench","_id":"r-000000000000-0-0"}} is 62 B, its newline
+    // and the document's: 64 B.
+    assert_eq!(at(&v, "per_event.carrier.value"), 64.0);
+    let c = check(&v, "es_max_content_length");
+    assert_eq!(c["ok"], true, "{c}");
+    assert_eq!(at(&c, "limit"), 104_857_600.0);
+    assert!(
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["name"] != "hec_max_content_length")
+    );
+    let t = text(&[
+        "--adapter",
+        "elasticsearch",
+        "--eps",
+        "10000",
+        "--event-bytes",
+        "1KB",
+    ]);
+    assert!(
+        t.contains("{\"create\":{\"_index\":\"ingestbench\",\"_id\":\"r-000000000000-0-0\"}}"),
+        "{t}"
+    );
+    let big = json(&[
+        "--adapter",
+        "elasticsearch",
+        "--eps",
+        "200000",
+        "--event-bytes",
+        "1KB",
+        "--batch",
+        "200000",
+        "--batch-bytes",
+        "256MiB",
+    ]);
+    let c = check(&big, "es_max_content_length");
+    assert_eq!(c["ok"], false, "{c}");
+}

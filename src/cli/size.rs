@@ -55,7 +55,7 @@ pub struct Args {
     /// compression of request bodies: a ratio R meaning R:1 (e.g. 8), gzip (measured on the pack's batches) or none (default)
     #[argh(option)]
     compression: Option<String>,
-    /// lphc, hec (default; generic-hec) or syslog
+    /// lphc, hec (default; generic-hec), elasticsearch or syslog
     #[argh(option)]
     adapter: Option<String>,
     /// syslog transport: tcp (default), udp or tls

@@ -47,15 +47,19 @@ pub struct HttpSetup {
 }
 
 impl HttpSetup {
-    /// A collector at `HOST`: lphc at `/ingest` with an `X-API-Key`, HEC with `Splunk` auth.
+    /// A collector at `HOST`: lphc at `/ingest` with an `X-API-Key`, HEC with `Splunk` auth,
+    /// Elasticsearch at the root (`/_bulk`) with an `ApiKey`.
     pub fn placeholder(adapter: Adapter) -> HttpSetup {
         HttpSetup {
             host: HOST.into(),
-            path: LPHC_PATH.into(),
-            auth: Some(if adapter == Adapter::Hec {
-                AuthScheme::Splunk
-            } else {
-                AuthScheme::XApiKey
+            path: match adapter {
+                Adapter::Elasticsearch => String::new(),
+                _ => LPHC_PATH.into(),
+            },
+            auth: Some(match adapter {
+                Adapter::Hec => AuthScheme::Splunk,
+                Adapter::Elasticsearch => AuthScheme::ApiKey,
+                _ => AuthScheme::XApiKey,
             }),
             username: None,
             header: None,
@@ -74,12 +78,13 @@ pub fn http_framer(
     gzip: bool,
 ) -> Framer {
     let hec = adapter == Adapter::Hec;
+    let es = adapter == Adapter::Elasticsearch;
     let target = Target {
         urls: Vec::new(),
-        adapter: if hec {
-            CfgAdapter::GenericHec
-        } else {
-            CfgAdapter::Lphc
+        adapter: match adapter {
+            Adapter::Hec => CfgAdapter::GenericHec,
+            Adapter::Elasticsearch => CfgAdapter::Elasticsearch,
+            _ => CfgAdapter::Lphc,
         },
         url: format!("http://{}{}", setup.host, setup.path),
         auth: setup.auth.map(|scheme| Auth {
@@ -105,7 +110,11 @@ pub fn http_framer(
         retry: Retry::default(),
         hec: if hec { setup.hec.clone() } else { None },
         syslog: None,
-        elasticsearch: None,
+        elasticsearch: es.then(|| schema::Elasticsearch {
+            index: schema::DEFAULT_ES_INDEX.into(),
+            pipeline: None,
+            op_type: schema::OpType::Create,
+        }),
         http: None,
         builtin: None,
     };
@@ -251,7 +260,7 @@ pub fn synthetic(
     let def = default_def();
     let (syslog_header, header_text) = syslog_header(&def);
     match adapter {
-        Adapter::Lphc | Adapter::Hec => {
+        Adapter::Lphc | Adapter::Hec | Adapter::Elasticsearch => {
             let f = http_framer(adapter, setup, PackCarrier::Json, DEFAULT_SOURCETYPE, gzip);
             let one = http_body(&f, &[b""]).len() as f64;
             let two = http_body(&f, &[b"", b""]).len() as f64;

@@ -148,6 +148,7 @@ pub fn parse(file: &str, text_in: &str) -> Result<RunFacts, String> {
     let adapter = match text(&v, "target.adapter").map_err(&bad)? {
         "lphc" => Adapter::Lphc,
         "generic-hec" => Adapter::Hec,
+        "elasticsearch" => Adapter::Elasticsearch,
         "syslog" => Adapter::Syslog,
         other => return Err(bad(format!("target.adapter {other:?} is not known here"))),
     };

@@ -148,7 +148,7 @@ pub fn measure(
     let (mut body_total, mut zipped_body, mut zipped) = (0usize, 0usize, 0usize);
     let chunk = (batch as usize).max(1);
     let carrier = match adapter {
-        Adapter::Lphc | Adapter::Hec => {
+        Adapter::Lphc | Adapter::Hec | Adapter::Elasticsearch => {
             let f = carrier::http_framer(adapter, setup, def.carrier, &def.sourcetype, gzip);
             for c in events.chunks(chunk) {
                 let refs: Vec<&[u8]> = c.iter().map(Vec::as_slice).collect();

@@ -45,6 +45,9 @@ pub const HEC_MAX_CONTENT_LENGTH: u64 = 838_860_800;
 /// The same setting's default before 6.5, 1,000,000 bytes: the limit older clients (e.g.
 /// splunk-hec-go) still size batches for, and a safe ceiling for an unknown HEC receiver.
 pub const HEC_MAX_CONTENT_LENGTH_OLD: u64 = 1_000_000;
+/// Elasticsearch's and OpenSearch's `http.max_content_length` default, 100mb: a larger
+/// request is refused with 413.
+pub const ES_MAX_CONTENT_LENGTH: u64 = 104_857_600;
 
 /// The largest UDP payload over IPv4: 65,535 (IP total length) − 20 (IP header) − 8 (UDP).
 pub const UDP_MAX_PAYLOAD_IPV4: u64 = 65_507;
@@ -92,6 +95,7 @@ impl<T> Input<T> {
 pub enum Adapter {
     Lphc,
     Hec,
+    Elasticsearch,
     Syslog,
 }
 
@@ -100,9 +104,10 @@ impl Adapter {
         match s {
             "lphc" => Ok(Adapter::Lphc),
             "hec" | "generic-hec" => Ok(Adapter::Hec),
+            "elasticsearch" => Ok(Adapter::Elasticsearch),
             "syslog" => Ok(Adapter::Syslog),
             _ => Err(format!(
-                "{s:?} is not an adapter (lphc, hec or syslog; generic-hec is hec)"
+                "{s:?} is not an adapter (lphc, hec, elasticsearch or syslog; generic-hec is hec)"
             )),
         }
     }
@@ -115,6 +120,7 @@ impl Adapter {
         match self {
             Adapter::Lphc => "lphc",
             Adapter::Hec => "hec",
+            Adapter::Elasticsearch => "elasticsearch",
             Adapter::Syslog => "syslog",
         }
     }
@@ -762,6 +768,15 @@ fn checks(p: &Plan, requested_body: f64, batch: u64, cut: u64) -> Vec<Check> {
             requested_body,
             HEC_MAX_CONTENT_LENGTH_OLD,
             "the same setting's default before Splunk 6.5, which older HEC clients size batches for",
+        ));
+    }
+    if p.adapter == Adapter::Elasticsearch {
+        v.push(check(
+            "es_max_content_length",
+            request.clone(),
+            requested_body,
+            ES_MAX_CONTENT_LENGTH,
+            "Elasticsearch and OpenSearch http.max_content_length, default 100mb (checked decompressed; over it: 413)",
         ));
     }
     if p.adapter.is_http() {
