@@ -773,7 +773,7 @@ impl Worker {
                     self.write(p, i, now);
                 }
                 if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    self.read(p, i, now);
+                    self.read(p, i, now, !(ev.is_read_closed() || ev.is_error()));
                 }
             }
         }
@@ -1505,7 +1505,8 @@ impl Worker {
         l.offset = 0;
     }
 
-    fn read(&mut self, p: &mut WorkerPlan, i: usize, now: Instant) {
+    /// Reads link `i`'s answers; `short_is_all` unless the event said the peer closed.
+    fn read(&mut self, p: &mut WorkerPlan, i: usize, now: Instant, short_is_all: bool) {
         if matches!(self.proto, Proto::Relp { .. }) {
             self.relp_read(p, i, now);
             return;
@@ -1521,7 +1522,7 @@ impl Worker {
             }
             return;
         }
-        let status = match conn.read_available() {
+        let status = match conn.read_ready(short_is_all) {
             Ok(s) => s,
             Err(_) => {
                 self.connection_lost(i, now);

@@ -325,6 +325,15 @@ impl Conn {
 
     /// Reads everything available into the response reader.
     pub fn read_available(&mut self) -> io::Result<ReadStatus> {
+        self.read_ready(false)
+    }
+
+    /// Reads what is available into the response reader. With `short_is_all`, a plain TCP
+    /// read that fills less than the room it was given ends it: the kernel hands over all it
+    /// holds, so the socket is drained and new data raises a new edge — one `recv` an
+    /// answer, not a second one for `EAGAIN`. The caller passes `false` when the event also
+    /// says the peer closed, so the end of stream is read now.
+    pub fn read_ready(&mut self, short_is_all: bool) -> io::Result<ReadStatus> {
         let Some(s) = &mut self.stream else {
             return Err(io::ErrorKind::NotConnected.into());
         };
@@ -363,9 +372,16 @@ impl Conn {
             });
         }
         loop {
-            match s.read(self.reader.spare()) {
+            let room = self.reader.spare();
+            let room_len = room.len();
+            match s.read(room) {
                 Ok(0) => return Ok(ReadStatus::Eof),
-                Ok(n) => self.reader.filled(n),
+                Ok(n) => {
+                    self.reader.filled(n);
+                    if short_is_all && n < room_len {
+                        return Ok(ReadStatus::Drained);
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(ReadStatus::Drained),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
