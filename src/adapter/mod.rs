@@ -19,6 +19,15 @@ use crate::config::secrets::Token;
 use crate::net::http::Response;
 use crate::pack::load::Carrier;
 
+/// JSON events go into a JSON body as they are; any other event as a JSON string.
+fn json_embed(carrier: Carrier) -> Embed {
+    if carrier == Carrier::Json {
+        Embed::Direct
+    } else {
+        Embed::JsonString
+    }
+}
+
 /// How one event sits in the body.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Embed {
@@ -261,24 +270,8 @@ impl Framer {
                 end.extend_from_slice(&json_str(run_id));
                 end.extend_from_slice(b"}}");
                 Framer {
-                    body: if raw {
-                        Body::HecLines
-                    } else {
-                        Body::HecEnvelopes
-                    },
-                    path,
-                    host: host.to_string(),
-                    headers,
-                    embed: if raw { Embed::Direct } else { embed },
-                    gzip,
                     envelope_mid: mid,
                     envelope_end: end,
-                    method: "POST",
-                    fixed: None,
-                    expect: None,
-                    bodiless_answers: false,
-                    close_after: false,
-                    bulk: None,
                     ack_path: if hec.ack {
                         channel
                             .as_ref()
@@ -287,44 +280,31 @@ impl Framer {
                         None
                     },
                     ack_headers,
+                    ..Framer::post(
+                        if raw {
+                            Body::HecLines
+                        } else {
+                            Body::HecEnvelopes
+                        },
+                        path,
+                        host,
+                        headers,
+                        if raw { Embed::Direct } else { embed },
+                        gzip,
+                    )
                 }
             }
             Adapter::Elasticsearch => {
                 headers.extend_from_slice(gzip_line);
                 headers.extend_from_slice(b"Content-Type: application/x-ndjson\r\n");
-                let es = t
-                    .elasticsearch
-                    .clone()
-                    .unwrap_or(crate::config::schema::Elasticsearch {
-                        index: crate::config::schema::DEFAULT_ES_INDEX.into(),
-                        pipeline: None,
-                        op_type: crate::config::schema::OpType::Create,
-                    });
+                let es = t.elasticsearch.clone().unwrap_or_default();
                 let mut path = format!("{}/_bulk", base_path.trim_end_matches('/'));
                 if let Some(p) = &es.pipeline {
                     path.push_str(&format!("?pipeline={}", query_escape(p)));
                 }
                 Framer {
-                    body: Body::Bulk,
-                    path,
-                    host: host.to_string(),
-                    headers,
-                    embed: if carrier == Carrier::Json {
-                        Embed::Direct
-                    } else {
-                        Embed::JsonString
-                    },
-                    gzip,
-                    envelope_mid: Vec::new(),
-                    envelope_end: Vec::new(),
-                    method: "POST",
-                    fixed: None,
-                    expect: None,
-                    bodiless_answers: false,
-                    close_after: false,
-                    ack_path: None,
-                    ack_headers: Vec::new(),
                     bulk: Some(bulk::Bulk::new(&es, run_id)),
+                    ..Framer::post(Body::Bulk, path, host, headers, json_embed(carrier), gzip)
                 }
             }
             _ => {
@@ -333,38 +313,55 @@ impl Framer {
                     headers.extend_from_slice(gzip_line);
                     headers.extend_from_slice(b"Content-Type: application/json\r\n");
                 }
-                Framer {
-                    body: Body::JsonArray,
-                    path: if base_path.is_empty() {
-                        "/".into()
-                    } else {
-                        base_path.to_string()
-                    },
-                    host: host.to_string(),
+                let path = if base_path.is_empty() {
+                    "/".into()
+                } else {
+                    base_path.to_string()
+                };
+                Framer::post(
+                    Body::JsonArray,
+                    path,
+                    host,
                     headers,
-                    embed: if carrier == Carrier::Json {
-                        Embed::Direct
-                    } else {
-                        Embed::JsonString
-                    },
+                    json_embed(carrier),
                     gzip,
-                    envelope_mid: Vec::new(),
-                    envelope_end: Vec::new(),
-                    method: "POST",
-                    fixed: None,
-                    expect: None,
-                    bodiless_answers: false,
-                    close_after: false,
-                    ack_path: None,
-                    ack_headers: Vec::new(),
-                    bulk: None,
-                }
+                )
             }
         }
     }
 
     /// Text documents of `_bulk` carry no `ingestbench` object (the source's accounting is
     /// off); other framings are as they were.
+    /// A POST of `body` with nothing around its events, no acknowledgement and no `_bulk`
+    /// state: what every adapter's framing starts from.
+    fn post(
+        body: Body,
+        path: String,
+        host: &str,
+        headers: Vec<u8>,
+        embed: Embed,
+        gzip: bool,
+    ) -> Framer {
+        Framer {
+            body,
+            path,
+            host: host.to_string(),
+            headers,
+            embed,
+            gzip,
+            envelope_mid: Vec::new(),
+            envelope_end: Vec::new(),
+            method: "POST",
+            fixed: None,
+            expect: None,
+            bodiless_answers: false,
+            close_after: false,
+            ack_path: None,
+            ack_headers: Vec::new(),
+            bulk: None,
+        }
+    }
+
     pub fn untagged(mut self, untagged: bool) -> Framer {
         if let (Some(b), true) = (self.bulk.as_mut(), untagged) {
             b.untagged();

@@ -395,6 +395,18 @@ pub struct Elasticsearch {
 
 pub const DEFAULT_ES_INDEX: &str = "ingestbench";
 
+impl Default for Elasticsearch {
+    /// What a missing `target.elasticsearch` block means: index `ingestbench`, no pipeline,
+    /// `op_type: create`.
+    fn default() -> Elasticsearch {
+        Elasticsearch {
+            index: DEFAULT_ES_INDEX.into(),
+            pipeline: None,
+            op_type: OpType::Create,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Syslog {
     pub transport: Option<SyslogTransport>,
@@ -1046,12 +1058,11 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
         syslog
     });
     let elasticsearch = o.sub(r, "elasticsearch", |r, mut e| {
+        let d = Elasticsearch::default();
         let v = Elasticsearch {
-            index: e
-                .get(r, "index")
-                .unwrap_or_else(|| DEFAULT_ES_INDEX.to_string()),
+            index: e.get(r, "index").unwrap_or(d.index),
             pipeline: e.get(r, "pipeline"),
-            op_type: e.get(r, "op_type").unwrap_or(OpType::Create),
+            op_type: e.get(r, "op_type").unwrap_or(d.op_type),
         };
         e.finish(r);
         v

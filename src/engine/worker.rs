@@ -203,6 +203,18 @@ impl Batch {
         let w = self.wire(gzip);
         w[0].len() + w[1].len()
     }
+
+    /// The body is complete: compressed when `f` says gzip, and the request head written for
+    /// what goes on the wire.
+    fn seal(&mut self, f: &Framer, gzip: &mut Gzip) {
+        let len = if f.gzip {
+            gzip.compress(&self.body, &mut self.gz);
+            self.gz.len()
+        } else {
+            self.body.len()
+        };
+        write_request_head(&mut self.head, f.method, &f.path, &f.host, &f.headers, len);
+    }
 }
 
 /// How batches travel, with the state that needs.
@@ -1280,12 +1292,8 @@ impl Worker {
                     n += 1;
                 }
                 base.finish(&mut b.body);
-                if base.gzip {
-                    gzip.compress(&b.body, &mut b.gz);
-                }
-                let len = if base.gzip { b.gz.len() } else { b.body.len() };
-                let f = head;
-                write_request_head(&mut b.head, f.method, &f.path, &f.host, &f.headers, len);
+                // Every source's framer comes from the one target: the same gzip setting.
+                b.seal(head, gzip);
             }
             Proto::Stream { framer }
             | Proto::Datagram { framer, .. }

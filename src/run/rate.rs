@@ -106,14 +106,9 @@ pub struct Sample<'a> {
     pub batch_events: usize,
 }
 
-/// Measures `s` framed by `framing` and converts `asked`. A rate that comes to more events
-/// per second than a run can be asked for, or to none, is refused naming `workload.rate`.
-pub fn plan(asked: DataRate, s: &Sample, framing: Framing) -> Result<RatePlan, SetupError> {
-    convert(asked, measured(s, framing)?, Vec::new())
-}
-
 /// Each source's `(id, share, measurement)`: `asked` over the share-weighted mean (one
-/// source's share is 1, and it is not listed apart).
+/// source's share is 1, and it is not listed apart). A rate that comes to more events per
+/// second than a run can be asked for, or to none, is refused naming `workload.rate`.
 pub fn plan_mix(
     asked: DataRate,
     parts: Vec<(String, f64, Measured)>,
@@ -260,6 +255,11 @@ mod tests {
     use crate::config::units::parse_data_rate;
     use crate::pack::entities::{Entities, Sizes};
     use crate::pack::{self, Catalog};
+
+    /// One source measured and converted, as a run of one pack does.
+    fn plan(asked: DataRate, s: &Sample, framing: Framing) -> Result<RatePlan, SetupError> {
+        plan_mix(asked, vec![("one".into(), 1.0, measured(s, framing)?)])
+    }
 
     fn compiled(id: &str) -> std::sync::Arc<CompiledPack> {
         let cat = Catalog::discover(None).unwrap();

@@ -110,11 +110,7 @@ pub fn http_framer(
         retry: Retry::default(),
         hec: if hec { setup.hec.clone() } else { None },
         syslog: None,
-        elasticsearch: es.then(|| schema::Elasticsearch {
-            index: schema::DEFAULT_ES_INDEX.into(),
-            pipeline: None,
-            op_type: schema::OpType::Create,
-        }),
+        elasticsearch: es.then(schema::Elasticsearch::default),
         http: None,
         builtin: None,
     };

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 use super::{Proto, SlotState, Worker};
 use crate::adapter::bulk::Fate;
 use crate::config::schema::OpType;
-use crate::net::http::write_request_head;
 use crate::stats::MAX_LATENCY_US;
 use crate::stats::parts::{MAX_PARTS, PartCounts};
 
@@ -116,20 +115,7 @@ impl Worker {
         }
         b.seqs = b.order.last().map_or(0, |&o| u64::from(o) + 1) - u64::from(b.order[0]);
         b.first_seq = b.base_seq + u64::from(b.order[0]);
-        let len = if framer.gzip {
-            gzip.compress(&b.body, &mut b.gz);
-            b.gz.len()
-        } else {
-            b.body.len()
-        };
-        write_request_head(
-            &mut b.head,
-            framer.method,
-            &framer.path,
-            &framer.host,
-            &framer.headers,
-            len,
-        );
+        b.seal(framer, gzip);
         b.host_of = 0;
         b.resend = true;
         self.retry_or_give_up(slot, now, wait);
