@@ -1013,6 +1013,11 @@ impl Worker {
                     if gen_done {
                         continue;
                     }
+                    if p.schedule.epoch() != self.epoch {
+                        // Control changed the schedule (a pause, a new rate) since this
+                        // iteration took it: nothing new goes by the old one.
+                        break;
+                    }
                     let Some(due) = self.next_due(p) else {
                         continue;
                     };
