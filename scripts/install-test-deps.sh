@@ -185,3 +185,6 @@ if ! command -v chromium >/dev/null 2>&1 || ! command -v chromedriver >/dev/null
 fi
 pip_install selenium selenium
 # end of status page block
+# examples/k8s: the manifests are checked against the Kubernetes schemas offline by PyPI's
+# kubernetes-validate (tests/shards.rs).
+pip_install kubernetes_validate kubernetes-validate

@@ -49,5 +49,6 @@ pub(crate) fn context(run_id: &str, slo: crate::config::schema::Slo) -> crate::r
         tagged: false,
         faults: None,
         parts: Default::default(),
+        shard: None,
     }
 }

@@ -224,6 +224,7 @@ fn context() -> Context {
         tagged: true,
         faults: None,
         parts: Default::default(),
+        shard: None,
     }
 }
 

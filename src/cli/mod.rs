@@ -6,6 +6,7 @@ mod r#gen;
 mod http;
 mod init;
 mod probe;
+mod report;
 mod run;
 mod run_config;
 mod scenario;
@@ -57,6 +58,7 @@ enum Command {
     Spawn(spawn::Args),
     Secret(secret::Args),
     Verify(verify::Args),
+    Report(report::Args),
     Version(version::Args),
 }
 
@@ -118,6 +120,7 @@ pub fn run(args: &[String]) -> i32 {
         Command::Spawn(a) => spawn::run(a),
         Command::Secret(a) => secret::run(a),
         Command::Verify(a) => verify::run(a),
+        Command::Report(a) => report::run(a),
         Command::Version(a) => version::run(a),
     };
     code.code()

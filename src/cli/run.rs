@@ -133,6 +133,18 @@ pub struct Args {
     /// how fast to play the scenario: a factor such as 60x (default: the file's speed, else 1x)
     #[argh(option)]
     scenario_speed: Option<String>,
+    /// run as shard I of N (I from 0): offer 1/N of the profile with agents and seqs of its
+    /// own, sharing the run id; the report goes to observability.report with the index
+    #[argh(option)]
+    shard: Option<String>,
+    /// the run has N shards, this one's index in JOB_COMPLETION_INDEX (a Kubernetes Indexed
+    /// Job; overrides workload.shards)
+    #[argh(option)]
+    shards: Option<u32>,
+    /// the run id every shard's events carry (e.g. the Job's name); default: one derived
+    /// from the config when sharded, else a new one per run
+    #[argh(option)]
+    run_id: Option<String>,
 }
 
 crate::yaml_enum!(
@@ -192,6 +204,16 @@ fn overrides(a: &Args) -> Result<Overrides, SetupError> {
             .collect::<Result<_, _>>()?,
         scenario: a.scenario.clone(),
         scenario_speed: a.scenario_speed.clone(),
+        shard: a
+            .shard
+            .as_deref()
+            .map(|v| {
+                run::shard::Shard::parse(v).map_err(|e| SetupError::invalid(format!("--shard {e}")))
+            })
+            .transpose()?,
+        shards: a.shards,
+        job_index: std::env::var(run::shard::INDEX_ENV).ok(),
+        run_id: a.run_id.clone(),
     })
 }
 
@@ -300,6 +322,15 @@ fn unkept(a: &Args) -> Vec<String> {
     }
     if let Some(s) = &a.scenario_speed {
         v.push(format!("--scenario-speed {s}"));
+    }
+    if let Some(s) = &a.shard {
+        v.push(format!("--shard {s}"));
+    }
+    if let Some(n) = a.shards {
+        v.push(format!("--shards {n}"));
+    }
+    if let Some(id) = &a.run_id {
+        v.push(format!("--run-id {id}"));
     }
     if let Some(p) = &a.packs {
         v.push(format!("--packs {}", p.display()));

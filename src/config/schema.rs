@@ -551,6 +551,10 @@ pub struct Workload {
     pub ceiling: Option<CeilingSettings>,
     /// Concurrent connections, spread over the worker threads (`--workers`).
     pub workers: Option<u32>,
+    /// The run is spread over this many processes (a Kubernetes Indexed Job's completions):
+    /// each offers its part, its index from `JOB_COMPLETION_INDEX` (`run --shard` gives both).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shards: Option<u32>,
 }
 
 /// `workload.ceiling`: the ceiling search's steps (defaults in `run::ceiling`).
@@ -1266,9 +1270,11 @@ fn read_workload(r: &mut Reader, node: &YamlNode) -> Option<Workload> {
     let warmup = o.get(r, "warmup").unwrap_or_default();
     let step_warmup = o.get(r, "step_warmup");
     let workers = o.get(r, "workers");
+    let shards = o.get(r, "shards");
     o.finish(r);
     Some(Workload {
         workers,
+        shards,
         profile,
         eps,
         rate,

@@ -1117,6 +1117,17 @@ fn workload(w: &Workload, r: &mut Reader) {
             format!("must be between 1 and 4096 connections, found {n}"),
         );
     }
+    if let Some(n) = w.shards
+        && (n == 0 || n > crate::run::shard::MAX_SHARDS)
+    {
+        r.error(
+            "workload.shards",
+            format!(
+                "must be between 1 and {} processes, found {n}",
+                crate::run::shard::MAX_SHARDS
+            ),
+        );
+    }
     if let Some(eps) = w.eps {
         rate(r, "workload.eps", eps, MAX_EPS);
     }

@@ -97,6 +97,9 @@ pub struct EnginePlan {
     /// A recording replayed instead of packs (each worker plays a clone).
     pub replay: Option<crate::generate::replay::Replayer>,
     pub seed: u64,
+    /// The first accounting agent: worker `id` is agent `agent_base + id` (a shard's own
+    /// range; 0 for a run of one process).
+    pub agent_base: u32,
     pub run_id: String,
     pub timeline: Timeline,
     pub jitter_ns: u64,
@@ -272,6 +275,7 @@ fn spawn_workers(
         let wp = worker::WorkerPlan {
             wire: plan.wire.clone(),
             id,
+            agent: plan.agent_base + id as u32,
             threads,
             core: (!cores.is_empty()).then(|| cores[id % cores.len()]),
             addr: plan.addr,
@@ -380,6 +384,7 @@ fn spawn_lane(
     let wp = worker::WorkerPlan {
         wire: plan.wire.clone(),
         id,
+        agent: plan.agent_base + id as u32,
         threads: plan.threads.max(1),
         core: None,
         addr: plan.addr,

@@ -72,6 +72,32 @@ impl Profile {
         }
     }
 
+    /// The profile with every rate times `f` (a shard's part: `1/N`); a closed loop stays
+    /// closed.
+    pub fn scaled(&self, f: f64) -> Profile {
+        match self {
+            Profile::Steady { eps } => Profile::Steady { eps: eps * f },
+            Profile::Closed => Profile::Closed,
+            Profile::Burst {
+                high,
+                low,
+                period,
+                duty,
+            } => Profile::Burst {
+                high: high * f,
+                low: low * f,
+                period: *period,
+                duty: *duty,
+            },
+            Profile::Ramp { from, to, over } => Profile::Ramp {
+                from: from * f,
+                to: to * f,
+                over: *over,
+            },
+            Profile::Steps(s) => Profile::Steps(s.iter().map(|(e, h)| (e * f, *h)).collect()),
+        }
+    }
+
     /// The highest rate the profile reaches.
     pub fn peak(&self) -> f64 {
         match self {
@@ -168,6 +194,35 @@ pub fn whole_events(x: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_scaled_profile_is_that_part_at_every_instant() {
+        use super::Profile;
+        let all = [
+            Profile::Steady { eps: 300.0 },
+            Profile::Burst {
+                high: 900.0,
+                low: 30.0,
+                period: 10.0,
+                duty: 0.3,
+            },
+            Profile::Ramp {
+                from: 30.0,
+                to: 3000.0,
+                over: 20.0,
+            },
+            Profile::Steps(vec![(300.0, 5.0), (600.0, 5.0)]),
+        ];
+        for p in all {
+            let third = p.scaled(1.0 / 3.0);
+            for t in [0.0, 0.5, 2.9, 3.0, 7.5, 12.0, 40.0] {
+                let (a, b) = (p.cumulative(t), 3.0 * third.cumulative(t));
+                assert!((a - b).abs() < 1e-6, "{p:?} at {t}: {a} vs {b}");
+                assert!((p.rate_at(t) - 3.0 * third.rate_at(t)).abs() < 1e-9);
+            }
+        }
+        assert_eq!(Profile::Closed.scaled(0.5), Profile::Closed);
+    }
+
     use super::*;
 
     #[test]

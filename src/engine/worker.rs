@@ -92,6 +92,8 @@ pub struct Timeouts {
 pub struct WorkerPlan {
     pub wire: WirePlan,
     pub id: usize,
+    /// The accounting agent this worker's tags carry (its shard's first plus `id`).
+    pub agent: u32,
     pub threads: usize,
     pub core: Option<core_affinity::CoreId>,
     pub addr: SocketAddr,
@@ -585,7 +587,7 @@ impl Worker {
             draining: false,
             next_request: p.start,
             cpu_mark: thread_cpu_ns(),
-            account: AgentAccount::new(p.id as u32),
+            account: AgentAccount::new(p.agent),
             phases: plain.then(Box::default),
             parts: p
                 .mix
@@ -1202,7 +1204,7 @@ impl Worker {
             let at = w + due.saturating_duration_since(p.start).as_nanos() as i64;
             (at / 1_000_000).max(0) as u64
         });
-        let agent = p.id as u32;
+        let agent = p.agent;
         let b = &mut self.batches[k];
         b.ends.clear();
         b.order.clear();
@@ -1794,7 +1796,7 @@ impl Worker {
         let counters = std::mem::take(&mut self.counters);
         let account = last.then(|| {
             let mut a = std::mem::take(&mut self.account);
-            a.agent = p.id as u32;
+            a.agent = p.agent;
             a.events_sent = self.scheduled;
             a.settle();
             a
@@ -1846,6 +1848,7 @@ enum Source<'a> {
         timeline: &'a Timeline,
         threads: usize,
         id: usize,
+        agent: u32,
         wall: i64,
         sent_ms: Option<u64>,
         ctx: EventCtx,
@@ -1861,6 +1864,7 @@ enum Source<'a> {
         timeline: &'a Timeline,
         threads: usize,
         id: usize,
+        agent: u32,
         wall: i64,
         sent_ms: Option<u64>,
         ctx: EventCtx,
@@ -1885,7 +1889,7 @@ impl<'a> Source<'a> {
         wall: i64,
         sent_ms: Option<u64>,
     ) -> Option<(Source<'a>, Framing<'a>)> {
-        let (agent, threads, id) = (p.id as u32, p.threads, p.id);
+        let (agent, threads, id) = (p.agent, p.threads, p.id);
         if let Some(lane) = p.lane.as_mut() {
             let stage = lane.stage_of(first);
             let src = Source::Lane {
@@ -1902,6 +1906,7 @@ impl<'a> Source<'a> {
                 timeline: &p.timeline,
                 threads,
                 id,
+                agent,
                 wall,
                 sent_ms,
                 ctx: EventCtx::default(),
@@ -1922,6 +1927,7 @@ impl<'a> Source<'a> {
             timeline: &p.timeline,
             threads,
             id,
+            agent,
             wall,
             sent_ms,
             ctx: EventCtx::default(),
@@ -1958,6 +1964,7 @@ impl<'a> Source<'a> {
                 timeline,
                 threads,
                 id,
+                agent,
                 wall,
                 sent_ms,
                 ctx,
@@ -1966,7 +1973,7 @@ impl<'a> Source<'a> {
                 if let Some(pk) = picker {
                     *part = pk.part_at(seq);
                 }
-                *ctx = event_ctx(timeline, *threads, *id, seq, *wall, *sent_ms);
+                *ctx = event_ctx(timeline, (*threads, *id, *agent), seq, *wall, *sent_ms);
                 ctx.time_ns
             }
             Source::Lane {
@@ -1979,12 +1986,13 @@ impl<'a> Source<'a> {
                 timeline,
                 threads,
                 id,
+                agent,
                 wall,
                 sent_ms,
                 ctx,
                 ..
             } => {
-                *ctx = event_ctx(timeline, *threads, *id, seq, *wall, *sent_ms);
+                *ctx = event_ctx(timeline, (*threads, *id, *agent), seq, *wall, *sent_ms);
                 ctx.time_ns
             }
         }
@@ -2014,12 +2022,12 @@ impl<'a> Source<'a> {
     }
 }
 
-/// The context of worker `id`'s event `seq`: its global index (workers interleave), its time.
+/// The context of worker `id`'s (agent `agent`'s) event `seq`: its global index (workers
+/// interleave), its time.
 #[inline]
 fn event_ctx(
     timeline: &Timeline,
-    threads: usize,
-    id: usize,
+    (threads, id, agent): (usize, usize, u32),
     seq: u64,
     wall: i64,
     sent_ms: Option<u64>,
@@ -2028,7 +2036,7 @@ fn event_ctx(
     EventCtx {
         index,
         time_ns: timeline.time_of(index, wall),
-        agent: id as u32,
+        agent,
         seq,
         sent_ms,
     }

@@ -6,12 +6,14 @@
 //! whole (`hdr`), so saved reports merge exactly. Nothing here reads clocks or the environment.
 
 pub mod ceiling;
+pub mod compare;
 pub mod csv;
 pub mod faults;
 pub mod hdr;
 pub mod hdr_log;
 pub mod http;
 pub mod loss;
+pub mod merge;
 pub mod rate;
 pub mod scenario;
 pub mod sizing;
@@ -109,6 +111,12 @@ pub struct Report {
     pub by_target: Vec<targets::TargetRow>,
     pub slo: Vec<slo::SloResult>,
     pub aborted: Option<String>,
+    /// This process was one shard of the run (`run --shard`): what `report merge` reads.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<merge::ShardSection>,
+    /// This report is the merge of a run's shard reports: which, and what stayed theirs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merged: Option<merge::Merged>,
     /// The run's outcome: pass or fail, the exit code, and why.
     pub verdict: Verdict,
     /// The config as read, defaults applied. Holds where tokens are, never a token.
@@ -216,7 +224,7 @@ pub struct Tool {
     pub target: &'static str,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct TargetInfo {
     pub adapter: String,
     pub url: String,
@@ -533,6 +541,8 @@ pub struct Context {
     /// What the breakdowns are of: a mix's sources (id, share) and several targets (url,
     /// address), in the config's order; empty for one of each.
     pub parts: PartNames,
+    /// This process is one shard of the run: the report carries `shard`.
+    pub shard: Option<crate::run::shard::Shard>,
 }
 
 /// The names of a run's parts, for `by_source` and `by_target`.
@@ -776,6 +786,10 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         by_target: Vec::new(),
         slo: Vec::new(),
         aborted: r.abort.as_ref().map(|a| a.to_string()),
+        shard: cx
+            .shard
+            .map(|s| merge::ShardSection::of(s, r, cx.started_wall_ns)),
+        merged: None,
         verdict: Verdict::default(),
         config: cx.config,
     };

@@ -109,6 +109,27 @@ fn header(o: &mut String, r: &Report) {
         r.batch_max_events,
         r.batch_max_bytes
     );
+    if let Some(s) = &r.shard {
+        let _ = writeln!(
+            o,
+            "shard    {} of {} (from 0): this process's part of the run; `report merge` joins the shards' reports",
+            s.index, s.count
+        );
+    }
+    if let Some(m) = &r.merged {
+        let _ = writeln!(
+            o,
+            "merged   {} shards; seconds' p50/p99 are the highest shard's (the run's percentiles are exact)",
+            m.shards.len()
+        );
+        if !m.left_out.is_empty() {
+            let _ = writeln!(
+                o,
+                "         in the shards' own reports only: {}",
+                m.left_out.join(", ")
+            );
+        }
+    }
     if let Some(a) = &r.aborted {
         let _ = writeln!(o, "ABORTED  {a}");
     }

@@ -992,6 +992,7 @@ mod tests {
                 ..Default::default()
             }),
             workers: None,
+            shards: None,
         };
         let p = Params::of(&w);
         assert_eq!(p.start_eps, 500.0);

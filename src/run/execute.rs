@@ -105,8 +105,8 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         Stop::After(d) => plan.profile.cumulative(d.as_secs_f64()) as u64,
     };
     let info = run_info(&plan, Some(&endpoint));
-    let hdr_log = match &plan.config.observability.hdr_log {
-        Some(path) => Some(open_hdr_log(Path::new(path), started_wall_ns)?),
+    let hdr_log = match output(&plan, &plan.config.observability.hdr_log) {
+        Some(path) => Some(open_hdr_log(Path::new(&path), started_wall_ns)?),
         None => None,
     };
     let sizing = SizingGather::of(&plan);
@@ -135,7 +135,10 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
             )
             .streaming(plan.threads.max(1))
         }),
-        seed: plan.seed,
+        seed: plan
+            .shard
+            .map_or(plan.seed, |s| s.generator_seed(plan.seed)),
+        agent_base: agent_base(&plan),
         run_id: plan.run_id.clone(),
         timeline: plan
             .times
@@ -143,7 +146,12 @@ pub fn prepare(plan: RunPlan) -> Result<Started, SetupError> {
         jitter_ns: plan.jitter_ns,
         timeouts: plan.timeouts,
         warmup: plan.config.workload.warmup.0,
-        max_requests_per_sec: plan.config.target.limits.max_requests_per_sec,
+        max_requests_per_sec: plan
+            .config
+            .target
+            .limits
+            .max_requests_per_sec
+            .map(|r| plan.shard.map_or(r, |s| s.rate(r))),
         pin: plan.pin,
         info: info.clone(),
         second_log,
@@ -438,7 +446,12 @@ fn open_hdr_log(path: &Path, started_wall_ns: i64) -> Result<SharedHdrLog, Setup
 
 /// The scenario lane's accounting agent: the worker after the background's.
 fn lane_agent(p: &RunPlan) -> u32 {
-    p.threads.max(1) as u32
+    agent_base(p) + p.threads.max(1) as u32
+}
+
+/// The first accounting agent of this process: 0, or its shard's first.
+fn agent_base(p: &RunPlan) -> u32 {
+    p.shard.map_or(0, |s| s.agent_base())
 }
 
 /// The scenario's time zero: its anchor, else the run's start.
@@ -803,6 +816,7 @@ pub fn execute(
             tagged: cfg.tagged(),
             faults,
             parts: part_names(&p, &s.endpoint),
+            shard: p.shard,
         },
     );
     if let Some(g) = &sizing {
@@ -837,18 +851,18 @@ pub fn execute(
         exit_code: exit.code(),
         reasons: reasons.clone(),
     };
-    if let Some(path) = &cfg.observability.report
-        && let Err(e) = write_report(Path::new(path), &rep)
+    if let Some(path) = output(&p, &cfg.observability.report)
+        && let Err(e) = write_report(Path::new(&path), &rep)
     {
         notes.push(format!("cannot write the report to {path}: {e}"));
     }
-    if let Some(path) = &cfg.observability.csv
-        && let Err(e) = write_file(Path::new(path), &report::csv::render(&rep))
+    if let Some(path) = output(&p, &cfg.observability.csv)
+        && let Err(e) = write_file(Path::new(&path), &report::csv::render(&rep))
     {
         notes.push(format!("cannot write the timeline CSV to {path}: {e}"));
     }
-    if let Some(path) = &cfg.observability.sizing_csv
-        && let Err(e) = write_file(Path::new(path), &sizing::csv(&rep.sizing))
+    if let Some(path) = output(&p, &cfg.observability.sizing_csv)
+        && let Err(e) = write_file(Path::new(&path), &sizing::csv(&rep.sizing))
     {
         notes.push(format!("cannot write the sizing CSV to {path}: {e}"));
     }
@@ -876,6 +890,13 @@ fn stored_of(st: &SinkStats, run_id: &str, accepted: u64, lane: Option<u32>) -> 
         lost_events: accepted.saturating_sub(distinct),
         ingest_lag_ms: run.and_then(|r| r.ingest_lag_ms.clone()),
     }
+}
+
+/// Where an output file goes: its configured path, with the shard's index in it when this
+/// process is a shard (the shards of a run share one config).
+fn output(p: &RunPlan, path: &Option<String>) -> Option<String> {
+    let path = path.as_ref()?;
+    Some(p.shard.map_or_else(|| path.clone(), |s| s.path(path)))
 }
 
 pub(crate) fn write_report(path: &Path, rep: &Report) -> std::io::Result<()> {

@@ -25,6 +25,7 @@ pub mod fault;
 pub mod http;
 pub mod plan;
 pub mod rate;
+pub mod shard;
 pub mod source;
 mod store_verify;
 pub mod target;
@@ -40,6 +41,7 @@ use crate::report::Report;
 use crate::stats::snapshot::RunInfo;
 pub use crate::stats::snapshot::{Snapshot, SnapshotCell};
 pub use error::SetupError;
+pub use execute::verdict;
 pub use plan::{
     LoadedConfig, Overrides, RunPlan, ServePlan, StatusPlan, VerifyPlan, load_config,
     load_generated, load_text, plan,

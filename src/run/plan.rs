@@ -24,6 +24,7 @@ use crate::pack::compile::CompiledPack;
 use crate::pack::entities::Entities;
 use crate::pack::{self, Catalog};
 use crate::run::error::SetupError;
+use crate::run::shard::{self as shards, Shard};
 use crate::run::source::{self, TimeSpec};
 use crate::run::target::{self, Destination, Transport};
 use crate::sink;
@@ -62,6 +63,15 @@ pub struct Overrides {
     pub scenario: Option<std::path::PathBuf>,
     /// How fast to play it (`--scenario-speed`, over the file's; default 1x).
     pub scenario_speed: Option<String>,
+    /// This process is one shard of the run (`--shard I/N`).
+    pub shard: Option<crate::run::shard::Shard>,
+    /// The run has this many shards (`--shards N`, over `workload.shards`); the index is
+    /// `job_index`.
+    pub shards: Option<u32>,
+    /// `JOB_COMPLETION_INDEX` as the environment has it (the caller reads it).
+    pub job_index: Option<String>,
+    /// The run id every shard shares (`--run-id`), instead of one of this process's own.
+    pub run_id: Option<String>,
 }
 
 /// One `--watch` value.
@@ -191,6 +201,8 @@ pub struct RunPlan {
     pub verify: Option<VerifyPlan>,
     /// The scenario played beside the background load (`--scenario`), resolved.
     pub scenario: Option<ScenarioRun>,
+    /// This process's part of a sharded run: its profile and total are already its own.
+    pub shard: Option<Shard>,
 }
 
 impl RunPlan {
@@ -523,7 +535,13 @@ pub fn plan(
         None => None,
     };
     let sp = source::source_plan(&cfg);
-    let seed = cfg.seed.unwrap_or_else(source::random_seed);
+    let shard = shard_of(&cfg, ov)?;
+    // Shards share the entity pools: without a seed given, one from the config.
+    let seed = match (cfg.seed, shard) {
+        (Some(s), _) => s,
+        (None, Some(_)) => config_hash(&cfg),
+        (None, None) => source::random_seed(),
+    };
     cfg.seed = Some(seed);
     let sizes = sp.as_ref().map(|s| s.sizes).unwrap_or_default();
     let entities = Arc::new(Entities::generate(seed, &sizes));
@@ -593,7 +611,20 @@ pub fn plan(
         )),
         _ => None,
     };
-    let run_id = run_id(&cfg, seed);
+    let run_id = match (&ov.run_id, shard) {
+        (Some(id), _) => {
+            shards::check_run_id(id)?;
+            id.clone()
+        }
+        (None, Some(_)) => {
+            let id = derived_run_id(&cfg, seed);
+            warnings.push(format!(
+                "the shards share run id {id}, derived from the config and seed: give --run-id to tell two runs of one config apart"
+            ));
+            id
+        }
+        (None, None) => run_id(&cfg, seed),
+    };
     let data_rate = match (cfg.workload.rate, packs.as_slice()) {
         (Some(_), []) => {
             return Err(SetupError::invalid(
@@ -610,11 +641,18 @@ pub fn plan(
         )?),
         (None, _) => None,
     };
-    let profile = match &data_rate {
+    let mut profile = match &data_rate {
         Some(r) => Profile::Steady { eps: r.eps },
         None => profile(&cfg.workload)?,
     };
     let mut stop = stop(&cfg.workload)?;
+    if let Some(s) = shard {
+        shard_checks(&cfg, &replay)?;
+        profile = profile.scaled(s.rate(1.0));
+        if let Stop::Total(n) = stop {
+            stop = Stop::Total(s.part(n));
+        }
+    }
     if let Some(r) = replay.as_ref().filter(|r| !r.looped) {
         // Each line once: the run ends when the recording does, if not before.
         let lines = r.recording.len() as u64;
@@ -635,7 +673,7 @@ pub fn plan(
             "--scenario: a scenario plays its stage events through an event adapter (lphc, generic-hec, syslog); adapter http sends one request per event of its own",
         ));
     }
-    let scenario = scenario_plan(
+    let mut scenario = scenario_plan(
         ov,
         catalog,
         &entities,
@@ -643,6 +681,13 @@ pub fn plan(
         (&profile, stop),
         &mut warnings,
     )?;
+    if let Some(s) = shard.filter(|s| s.index > 0 && scenario.is_some()) {
+        scenario = None;
+        warnings.push(format!(
+            "--scenario: shard 0 plays the scenario once for the run; shard {} sends only its part of the background load",
+            s.index
+        ));
+    }
     for (key, set) in [
         (
             "max_watched_cpu_cores",
@@ -664,7 +709,9 @@ pub fn plan(
     let threads = ov.threads.unwrap_or(cores).min(256).min(connections);
     let mut batch_events = cfg.target.batch.max_events as usize;
     if let Some(rps) = cfg.target.limits.max_requests_per_sec {
-        // Batches grow so the event rate holds under the request cap.
+        // Batches grow so the event rate holds under the request cap (each shard's part of
+        // both, the same ratio).
+        let rps = shard.map_or(rps, |s| s.rate(rps));
         batch_events = batch_events.max((profile.peak() / rps).ceil() as usize);
     }
     Ok(RunPlan {
@@ -701,8 +748,35 @@ pub fn plan(
         warnings,
         verify,
         scenario,
+        shard,
         config: cfg,
     })
+}
+
+/// The shard this process is: `--shard`, else `--shards` / `workload.shards` with the index
+/// Kubernetes gives.
+fn shard_of(cfg: &Config, ov: &Overrides) -> Result<Option<Shard>, SetupError> {
+    let count = ov
+        .shards
+        .map(|n| (n, "--shards"))
+        .or(cfg.workload.shards.map(|n| (n, "workload.shards")));
+    Shard::resolve(ov.shard, count, ov.job_index.as_deref())
+}
+
+/// What a shard cannot split: a recording played once (each shard would send it whole) and
+/// a ceiling search (its steps judge one process's rate).
+fn shard_checks(cfg: &Config, replay: &Option<ReplayPlan>) -> Result<(), SetupError> {
+    if replay.is_some() {
+        return Err(SetupError::invalid(
+            "source.file with shards: each shard would send the whole recording; run a recording from one process",
+        ));
+    }
+    if cfg.workload.find_ceiling {
+        return Err(SetupError::invalid(
+            "workload.find_ceiling with shards: a ceiling search steps one process's rate; search from one process",
+        ));
+    }
+    Ok(())
 }
 
 /// `workload.rate` measured on this run's source, seed and run id, framed as its adapter
@@ -1059,16 +1133,24 @@ fn tls_settings(cfg: &Config) -> TlsSettings {
 /// per run (clock and process id).
 fn run_id(cfg: &Config, seed: u64) -> String {
     let x = match cfg.mode {
-        Mode::Deterministic => {
-            let text = serde_json::to_string(cfg).unwrap_or_default();
-            fnv1a(text.as_bytes()) ^ seed.rotate_left(17)
-        }
+        Mode::Deterministic => return derived_run_id(cfg, seed),
         Mode::Realtime => {
             let t = crate::generate::time::now() as u64;
             t ^ (u64::from(std::process::id()) << 40) ^ 0x9e37_79b9_7f4a_7c15
         }
     };
     format!("r-{:012x}", x & 0xffff_ffff_ffff)
+}
+
+/// The run id that follows from the config and seed alone (deterministic runs, shards).
+fn derived_run_id(cfg: &Config, seed: u64) -> String {
+    let x = config_hash(cfg) ^ seed.rotate_left(17);
+    format!("r-{:012x}", x & 0xffff_ffff_ffff)
+}
+
+/// A hash of the config as read (the seed left as it is given).
+fn config_hash(cfg: &Config) -> u64 {
+    fnv1a(serde_json::to_string(cfg).unwrap_or_default().as_bytes())
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
@@ -1209,6 +1291,7 @@ mod tests {
             find_ceiling: false,
             ceiling: None,
             workers: None,
+            shards: None,
         };
         assert!(profile(&w).is_err());
         assert!(stop(&w).is_err());

@@ -17,8 +17,33 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds")
 }
 
+/// A counter array as saved (`report merge` reads it back): its non-zero entries as
+/// `{"index": count}`, the rest zero.
+mod sparse {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer, const N: usize>(a: &[u64; N], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(a.iter().enumerate().filter(|(_, n)| **n > 0))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>, const N: usize>(
+        d: D,
+    ) -> Result<[u64; N], D::Error> {
+        let mut a = [0; N];
+        for (i, n) in BTreeMap::<usize, u64>::deserialize(d)? {
+            *a.get_mut(i).ok_or_else(|| {
+                serde::de::Error::custom(format!("index {i} is past the counter's {N}"))
+            })? = n;
+        }
+        Ok(a)
+    }
+}
+
 /// Counters one worker keeps; all plain integers, summed by the coordinator.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct Counters {
     pub events_sent: u64,
     pub batches_sent: u64,
@@ -78,6 +103,7 @@ pub struct Counters {
     pub udp_gso_refused: u64,
     /// Events failed for good by the answer that refused them (index = status - 400: 4xx/5xx
     /// other than 429/503, and 401/403).
+    #[serde(with = "sparse")]
     pub events_refused_status: [u64; 200],
     /// Events given up after their retries, by what the last attempt met: 429, 503, another
     /// answer worth retrying (HEC busy codes), a broken connection or a timeout.
@@ -93,10 +119,13 @@ pub struct Counters {
     /// `_bulk` items answered 409 to a `create`: stored by an earlier attempt (accepted).
     pub events_already_stored: u64,
     /// `_bulk` items failed for good, by `adapter::bulk::ERROR_TYPES` index.
+    #[serde(with = "sparse")]
     pub events_failed_by_type: [u64; crate::adapter::bulk::ERROR_TYPES.len()],
     /// Responses by HTTP status (index = status code).
+    #[serde(with = "sparse")]
     pub status: [u64; 600],
     /// HEC response codes 0..=31.
+    #[serde(with = "sparse")]
     pub hec_codes: [u64; 32],
 }
 
@@ -307,7 +336,7 @@ pub const MAX_FAILED_RANGES: usize = 4096;
 /// What one agent (a worker: the `agent` of its accounting tags) sent: its events carry seq
 /// 0 .. `events_sent`, contiguous; the seqs in `failed` (`[from, to)`, in order, merged) were
 /// given up, every other one accepted (or, for syslog, written).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AgentAccount {
     pub agent: u32,
     pub events_sent: u64,

@@ -10,7 +10,8 @@ use crate::stats::snapshot::{ControlMark, Latency};
 use crate::stats::{AgentAccount, Counters};
 
 /// Why a run stopped early.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum AbortReason {
     Auth(String),
     Unreachable(String),
@@ -42,7 +43,7 @@ impl std::fmt::Display for AbortReason {
 
 /// One second's counts, all workers merged: what the timeline and the live view need, and
 /// no more (a whole `Counters` is 5 KB; a 12-hour soak keeps 43,200 of these).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SecondCounts {
     pub events_sent: u64,
     pub events_accepted: u64,
@@ -85,7 +86,7 @@ impl SecondCounts {
 }
 
 /// One second of the run, all workers merged.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Second {
     pub t: u32,
     pub counts: SecondCounts,

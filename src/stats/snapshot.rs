@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const STATUS_SCHEMA: &str = "ingestbench.status/1";
 
@@ -44,7 +44,7 @@ pub struct RunInfo {
 }
 
 /// Percentiles of one latency clock, in milliseconds; zeros when `count` is 0.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
     pub count: u64,
     pub mean: f64,
@@ -56,7 +56,7 @@ pub struct LatencySummary {
 }
 
 /// Intended (from the schedule) and service (from the write) latency.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Latency {
     pub intended: LatencySummary,
     pub service: LatencySummary,
@@ -122,7 +122,7 @@ pub struct ControlMark {
 }
 
 /// What the built-in sink says it stored of this run so far.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stored {
     pub store: String,
     pub events_received: u64,
@@ -131,7 +131,8 @@ pub struct Stored {
     /// Accepted so far but not (yet) found in the store; settles at the end.
     pub lost_events: u64,
     /// Send → receive lag of the events that carried their send time (realtime runs).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// (Not read back from a saved report: `report merge` sums the counts only.)
+    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
     pub ingest_lag_ms: Option<crate::sink::LagSummary>,
 }
 

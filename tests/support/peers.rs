@@ -53,6 +53,13 @@ fn in_path(name: &str) -> Option<PathBuf> {
     })
 }
 
+/// The `kubernetes-validate` command (PyPI's kubernetes-validate: the Kubernetes OpenAPI
+/// schemas, offline).
+pub fn kubernetes_validate_bin() -> Option<PathBuf> {
+    in_path("kubernetes-validate")
+        .or_else(|| first_existing(&["/usr/local/bin/kubernetes-validate"]))
+}
+
 pub fn syslog_ng_bin() -> Option<PathBuf> {
     in_path("syslog-ng").or_else(|| first_existing(&["/usr/sbin/syslog-ng", "/sbin/syslog-ng"]))
 }
