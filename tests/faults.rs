@@ -27,6 +27,7 @@ fn run(cfg: &str) -> (Option<i32>, Value, String) {
         .args(["--threads", "1", "--workers", "2"])
         .output()
         .unwrap();
+    support::assert_reads_back(&out.stdout);
     let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (out.status.code(), v, all(&out))
 }
@@ -271,6 +272,7 @@ fn ureq_get(url: &str) -> Value {
         ])
         .output()
         .unwrap();
+    support::assert_reads_back(&out.stdout);
     serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
 }
 

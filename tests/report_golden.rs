@@ -451,3 +451,23 @@ fn text_ends_with_the_verdict_and_full_timeline_has_every_row() {
         Some("PASS  exit 0")
     );
 }
+
+/// A saved report reads back whole (`report show`): the golden JSON read and written again is
+/// byte for byte the golden, and its text is the golden text.
+#[test]
+fn a_saved_report_reads_back_whole() {
+    let json = std::fs::read_to_string("tests/golden/report.json").unwrap();
+    let back = ingestbench::report::de::read("report.json", &json).expect("reads back");
+    assert_eq!(serde_json::to_string_pretty(&back).unwrap() + "\n", json);
+    let text = std::fs::read_to_string("tests/golden/report.txt").unwrap();
+    assert_eq!(report::text::render(&back), text);
+    let shown = std::process::Command::new(env!("CARGO_BIN_EXE_ingestbench"))
+        .args(["report", "show", "tests/golden/report.json"])
+        .output()
+        .unwrap();
+    assert_eq!(shown.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&shown.stdout), text);
+    let other = json.replace("ingestbench.report/2", "ingestbench.report/1");
+    let e = ingestbench::report::de::read("old.json", &other).unwrap_err();
+    assert!(e.contains("report schema \"ingestbench.report/1\""), "{e}");
+}

@@ -6,6 +6,8 @@
 //! lines (exit 2), and `run --scenario` into the built-in sink beside a background load
 //! (stage events stored and counted apart, their progress on the status page while it runs).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -442,6 +444,7 @@ fn run_scenario_sends_stage_events_beside_the_background_and_counts_them_apart()
     );
     let _ = std::fs::write(&report, &out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    support::assert_reads_back(&out.stdout);
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let sc = &r["scenario"];
     assert_eq!(sc["events"], 70);

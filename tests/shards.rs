@@ -161,6 +161,20 @@ fn three_shards_of_the_indexed_job_are_one_run() {
         .collect();
     assert_eq!(accounted, [0, 1000, 2000]);
 
+    // Saved reports read back as text: a shard's and the merged one.
+    for (file, says) in [
+        (&files[1], "shard    1 of 3"),
+        (&merged_path.display().to_string(), "merged   3 shards"),
+    ] {
+        let o = bin().args(["report", "show", file]).output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", all(&o));
+        let text = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            text.contains(says) && text.contains("PASS  exit 0"),
+            "{text}"
+        );
+    }
+
     // Byte-stable, whatever the order the shards are given in.
     let a = merge(&files, &["--output", "json"]);
     let mut reversed = files.clone();

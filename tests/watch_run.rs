@@ -52,6 +52,7 @@ fn run_json(cfg: &str, extra: &[String]) -> (Option<i32>, Value, String) {
         .args(extra)
         .output()
         .unwrap();
+    support::assert_reads_back(&out.stdout);
     let v = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
     (out.status.code(), v, all(&out))
 }

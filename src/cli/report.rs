@@ -2,18 +2,19 @@
 //! sharded run's shard reports into the run's one report (`report::merge`) and exits with
 //! its verdict; `compare` sets replicate reports of a baseline against a candidate's
 //! (`report::compare`) and exits 3 when a gated metric regressed; `list` shows the reports in
-//! a directory, one line each.
+//! a directory, one line each; `show` prints a saved report as the text report.
 
 use argh::FromArgs;
 use std::path::{Path, PathBuf};
 
 use super::run::Output;
 use crate::exit::Exit;
+use crate::report::text::Timeline;
 use crate::report::{self, compare};
 
 #[derive(FromArgs)]
 /// Saved reports: merge a sharded run's shard reports, compare a candidate's against a
-/// baseline's, list a directory of them.
+/// baseline's, list a directory of them, show one as text.
 #[argh(
     subcommand,
     name = "report",
@@ -21,7 +22,8 @@ use crate::report::{self, compare};
     example = "ingestbench report merge out/report.shard-0.json out/report.shard-1.json out/report.shard-2.json",
     example = "ingestbench report compare base.json cand.json",
     example = "ingestbench report compare base/ cand/ --threshold 5% --confidence 90%",
-    example = "ingestbench report list out/"
+    example = "ingestbench report list out/",
+    example = "ingestbench report show out/report.json"
 )]
 pub struct Args {
     #[argh(subcommand)]
@@ -34,6 +36,20 @@ enum Sub {
     Merge(MergeArgs),
     Compare(CompareArgs),
     List(ListArgs),
+    Show(ShowArgs),
+}
+
+#[derive(FromArgs)]
+/// Print a saved JSON report (`run --output json`, observability.report, `report merge`) as
+/// the text report the run printed.
+#[argh(subcommand, name = "show", help_triggers("-h", "--help", "help"))]
+pub struct ShowArgs {
+    /// the saved report
+    #[argh(positional)]
+    report: PathBuf,
+    /// per-second timeline: condensed (default) or full
+    #[argh(option, default = "Timeline::Condensed")]
+    timeline: Timeline,
 }
 
 #[derive(FromArgs)]
@@ -105,7 +121,18 @@ pub fn run(a: Args) -> Exit {
         Sub::Merge(m) => merge(m),
         Sub::Compare(c) => compare_cmd(c),
         Sub::List(l) => list(l),
+        Sub::Show(s) => show(s),
     }
+}
+
+fn show(a: ShowArgs) -> Exit {
+    let rep =
+        match read(&a.report).and_then(|t| report::de::read(&a.report.display().to_string(), &t)) {
+            Ok(r) => r,
+            Err(e) => return invalid(&e),
+        };
+    super::out(&report::text::render_with(&rep, a.timeline));
+    Exit::Ok
 }
 
 fn invalid(msg: &str) -> Exit {

@@ -165,7 +165,7 @@ pub struct Observed {
     pub total: TotalSummary,
 }
 
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ProcSummary {
     pub pid: u32,
     pub name: String,
@@ -187,7 +187,7 @@ pub struct ProcSummary {
     pub fds_max: u32,
 }
 
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CgroupSummary {
     pub path: String,
     pub cpu_s: f64,
@@ -197,7 +197,7 @@ pub struct CgroupSummary {
     pub memory_peak_bytes: u64,
 }
 
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct TotalSummary {
     pub cpu_s: f64,
     pub cores_mean: f64,

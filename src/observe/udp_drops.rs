@@ -110,7 +110,7 @@ fn read_tables() -> Result<Vec<UdpSocketLine>, String> {
 
 /// What the report says of the target's receive-buffer drops (the `loss` section's
 /// `udp_rcvbuf_drops`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct RcvbufDrops {
     /// The target's address: the sockets bound to its port were read.
     pub address: String,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::report::csv::field;
 
 /// How a step came about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Stepping up geometrically from the first rate.
@@ -32,7 +32,7 @@ impl Phase {
 }
 
 /// One step: a steady run at `target_eps`, judged over its hold (after its warm-up).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct StepRow {
     pub step: u32,
     pub phase: Phase,
@@ -58,6 +58,7 @@ pub struct StepRow {
     pub sustained: bool,
     /// For a step that was not sustained: `target`, `target down`, `request cap` or
     /// `generator`.
+    #[serde(deserialize_with = "crate::report::de::leak_opt")]
     pub limited_by: Option<&'static str>,
     /// Why it was not sustained, one phrase each (empty when it was).
     pub why: Vec<String>,
@@ -68,7 +69,7 @@ pub struct StepRow {
 }
 
 /// What the search found.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Ceiling {
     /// The highest rate sustained (null: not even the lowest rate tried).
     pub ceiling_eps: Option<f64>,
@@ -80,6 +81,7 @@ pub struct Ceiling {
     pub gap: Option<f64>,
     /// Whose limit the ceiling is: `target`, `target down`, `request cap`, `generator`,
     /// `max_eps` (the search's own bound) or `max_steps` (it ran out of steps).
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub limited_by: &'static str,
     /// The limit in words.
     pub detail: String,

@@ -24,7 +24,7 @@ pub const RECOVERED_RATIO: f64 = 0.99;
 /// known, beyond `slo.max_recovery`.
 pub const HOLD_AFTER_S: f64 = 60.0;
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Faults {
     pub actions: Vec<FaultRow>,
     /// Intended latency of the answers in seconds outside every fault window (from the
@@ -33,7 +33,7 @@ pub struct Faults {
 }
 
 /// One fault, carried out and judged.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct FaultRow {
     #[serde(flatten)]
     pub record: FaultRecord,
@@ -45,7 +45,7 @@ pub struct FaultRow {
 }
 
 /// What the timeline showed from the second a fault began until it had recovered.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Effect {
     /// The seconds looked at, `[from_t, to_t]`.
     pub from_t: u32,

@@ -11,8 +11,9 @@ use super::{Percentiles, percentiles};
 use crate::run::http::HttpPlan;
 use crate::stats::phases::{Phase, Phases};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct HttpReport {
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub method: &'static str,
     pub keepalive: bool,
     /// The statuses counted as success; empty: any 2xx.
@@ -40,7 +41,7 @@ pub struct HttpReport {
 
 /// Each phase, in milliseconds: `mean`, `fastest` and `slowest` exact, percentiles from the
 /// HDR histogram (microsecond resolution).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct PhasesMs {
     pub connect: PhaseMs,
     pub tls: PhaseMs,
@@ -50,7 +51,7 @@ pub struct PhasesMs {
     pub total: PhaseMs,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct PhaseMs {
     pub mean: Option<f64>,
     pub fastest: Option<f64>,
@@ -58,7 +59,7 @@ pub struct PhaseMs {
     pub percentiles: Percentiles,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Step {
     pub le_ms: f64,
     pub count: u64,

@@ -16,13 +16,14 @@ use crate::observe::udp_drops::RcvbufDrops;
 use crate::report::text::count;
 use crate::report::{GivenUpAfter, Report, Summary};
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Loss {
     /// Events due in the schedule's window (`target_eps × window_s`).
     pub scheduled: u64,
     /// Due and never sent (`summary.shortfall_events`).
     pub not_sent: u64,
     /// Whose the shortfall is (`summary.shortfall_by`).
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub not_sent_by: &'static str,
     /// Sent and failed for good (`summary.events_failed`), split by what is known of why.
     pub refused: Refused,
@@ -46,7 +47,7 @@ pub struct Loss {
     /// /proc/net/udp, or why that cannot be read. Part of `accepted_not_stored` where a store
     /// was asked; a lower bound of the loss where none was (when the run is the port's only
     /// sender: the kernel counts every sender's datagrams).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_rcvbuf_drops: Option<RcvbufDrops>,
     /// `scheduled − (not_sent + refused + accepted)`: 0 when the counters close. Negative when
     /// events due in the warm-up were answered in the window (they count as answered, not as
@@ -56,7 +57,7 @@ pub struct Loss {
 
 /// The refused events: an exact split by what the counters count in events, and the causes
 /// behind them as the attempts met them.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Refused {
     pub events: u64,
     /// In batches given up after the retry limits (429/503 and HEC busy codes, resets,
@@ -77,7 +78,7 @@ pub struct Refused {
     pub causes: Causes,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Causes {
     pub status_429: u64,
     pub status_503: u64,
@@ -93,7 +94,7 @@ pub struct Causes {
 }
 
 /// What one store said.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct StoreLoss {
     pub store: String,
     /// Accepted events it does not hold (over the whole run, warm-up included).

@@ -74,7 +74,7 @@ impl ShardSection {
 }
 
 /// Where a merged report came from.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Merged {
     pub shards: Vec<MergedShard>,
     /// Sections the shards have that a merge does not combine (each shard's report has its
@@ -82,7 +82,7 @@ pub struct Merged {
     pub left_out: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct MergedShard {
     pub index: u32,
     pub file: String,

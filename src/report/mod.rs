@@ -8,6 +8,7 @@
 pub mod ceiling;
 pub mod compare;
 pub mod csv;
+pub mod de;
 pub mod faults;
 pub mod hdr;
 pub mod hdr_log;
@@ -39,8 +40,9 @@ pub use crate::stats::snapshot::Stored as Verification;
 
 pub const REPORT_SCHEMA: &str = "ingestbench.report/2";
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Report {
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub schema: &'static str,
     pub tool: Tool,
     pub run_id: String,
@@ -57,7 +59,7 @@ pub struct Report {
     pub summary: Summary,
     /// A run asked for as a data rate (`workload.rate`): the rate asked in both units and
     /// the mean event size that converted it. Absent for a run asked for in events.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_rate: Option<rate::DataRate>,
     pub latency_ms: Latencies,
     pub latency_histogram: Vec<Bucket>,
@@ -74,48 +76,48 @@ pub struct Report {
     pub verification: Option<Verification>,
     /// Which sequence numbers each agent's events carried and which were given up: what a
     /// store should hold (`ingestbench verify`). Absent when the events carry no tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accounting: Option<Accounting>,
     /// What the stores named in the config's `verify.sources` hold of this run, asked once it
     /// had ended. Absent without `verify`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub store_verification: Option<StoreVerification>,
     /// Every event of the schedule's window in exactly one stage: not sent, refused, accepted
     /// (stored or not, where a store said).
     pub loss: loss::Loss,
     /// What the watched processes and cgroups used (`observability.watch`, `--watch`, a
     /// launched `observability.target`), and ingestbench itself.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watched: Option<Watched>,
     /// The ceiling search's steps and result, when the report is one's (`find_ceiling`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling: Option<ceiling::Ceiling>,
     /// The fault timeline as carried out, each fault's effect and recovery.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub faults: Option<faults::Faults>,
     /// The sizing table: one row per step of a `steps` run (empty otherwise).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sizing: Vec<sizing::SizingRow>,
     /// The attack scenario played beside the load (`run --scenario`): its stage events
     /// counted apart, and its ground truth.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<scenario::ScenarioReport>,
     /// A plain HTTP load's requests phase by phase (`adapter: http`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<http::HttpReport>,
     /// A mix of sources, source by source (`source:` as a list).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_source: Vec<sources::SourceRow>,
     /// Several targets, target by target (`target.url` as a list).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub by_target: Vec<targets::TargetRow>,
     pub slo: Vec<slo::SloResult>,
     pub aborted: Option<String>,
     /// This process was one shard of the run (`run --shard`): what `report merge` reads.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<merge::ShardSection>,
     /// This report is the merge of a run's shard reports: which, and what stayed theirs.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<merge::Merged>,
     /// The run's outcome: pass or fail, the exit code, and why.
     pub verdict: Verdict,
@@ -125,13 +127,13 @@ pub struct Report {
 
 /// What a store should hold of this run: per agent, seqs `0 .. events_sent` less the
 /// `failed` ranges (`[from, to)`), whose events were given up.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Accounting {
     pub run_id: String,
     pub agents: Vec<AgentAccounting>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct AgentAccounting {
     pub agent: u32,
     pub events_sent: u64,
@@ -143,18 +145,19 @@ pub struct AgentAccounting {
 /// The config's `verify`, carried out after the run: the stores asked, and either their
 /// answer (`result`, the same object `ingestbench verify --output json` prints) or why there
 /// is none (`error`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct StoreVerification {
     /// `verify.sources`, in order.
     pub sources: Vec<String>,
     pub settle_timeout_s: f64,
     pub status: StoreStatus,
     pub error: Option<String>,
+    #[serde(deserialize_with = "crate::report::de::owned")]
     pub result: Option<crate::verify::Verification>,
 }
 
 /// How the config's `verify` went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StoreStatus {
     /// Every store answered: `result`.
@@ -182,7 +185,7 @@ impl StoreStatus {
 }
 
 /// The watched processes over the run: per process and cgroup, summed, and ingestbench's own.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Watched {
     pub processes: Vec<crate::observe::ProcSummary>,
     pub cgroups: Vec<crate::observe::CgroupSummary>,
@@ -192,11 +195,11 @@ pub struct Watched {
     pub cores_p95_measured: Option<f64>,
     pub own: Option<crate::observe::ProcSummary>,
     /// The target the run launched, and how it ended.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launched: Option<LaunchedTarget>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct LaunchedTarget {
     pub command: String,
     pub pid: u32,
@@ -209,18 +212,22 @@ pub struct LaunchedTarget {
 }
 
 /// PASS (exit 0) or FAIL with the exit code and every reason.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Verdict {
     pub pass: bool,
     pub exit_code: i32,
     pub reasons: Vec<String>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Tool {
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub name: &'static str,
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub version: &'static str,
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub commit: &'static str,
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub target: &'static str,
 }
 
@@ -233,10 +240,10 @@ pub struct TargetInfo {
     pub source_version: String,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Summary {
     /// The highest rate the target sustained, when this is a ceiling search's report.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ceiling_eps: Option<f64>,
     pub target_eps: f64,
     pub achieved_eps: f64,
@@ -281,6 +288,7 @@ pub struct Summary {
     /// Whose the shortfall is: `none`, `generator` (busy rendering while connections were
     /// free), `target` (every connection waiting for an answer), `target down` (no
     /// connection open) or `request cap`.
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub shortfall_by: &'static str,
     /// Time spent rendering and framing batches, summed over worker threads (Rally's
     /// processing time beside service time).
@@ -323,23 +331,24 @@ pub struct Summary {
     pub events_resent: u64,
     /// elasticsearch: `create` items answered 409 (the id exists: an earlier attempt stored
     /// the event). Counted accepted; left out when 0.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub events_already_stored: u64,
     /// elasticsearch: `_bulk` items failed for good, by the item's `error.type` (the types
     /// of `adapter::bulk::ERROR_TYPES`, any other as `other`); left out when empty.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub events_failed_by_type: BTreeMap<String, u64>,
     /// elasticsearch: the first item errors met, `STATUS TYPE: REASON` (up to 3 per worker,
     /// 8 in all); left out when none.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub item_errors_first: Vec<String>,
     /// What "accepted" means: `acknowledged` (HTTP 2xx, RELP `rsp 200`) or `written` (syslog
     /// over TCP, TLS or UDP: handed to the kernel; it has no acknowledgement).
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub delivery: &'static str,
 }
 
 /// Events given up after their retries, by what their last attempt met.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct GivenUpAfter {
     #[serde(rename = "429")]
     pub status_429: u64,
@@ -412,6 +421,43 @@ impl Percentiles {
     }
 }
 
+/// As saved: a percentile the sample count did not support is null, read back as 0.
+impl<'de> serde::Deserialize<'de> for Percentiles {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct Saved {
+            count: u64,
+            mean: Option<f64>,
+            p10: Option<f64>,
+            p25: Option<f64>,
+            p50: Option<f64>,
+            p75: Option<f64>,
+            p90: Option<f64>,
+            p95: Option<f64>,
+            p99: Option<f64>,
+            p99_9: Option<f64>,
+            p99_99: Option<f64>,
+            max: Option<f64>,
+        }
+        let s = Saved::deserialize(d)?;
+        let v = |x: Option<f64>| x.unwrap_or(0.0);
+        Ok(Percentiles {
+            count: s.count,
+            mean: v(s.mean),
+            p10: v(s.p10),
+            p25: v(s.p25),
+            p50: v(s.p50),
+            p75: v(s.p75),
+            p90: v(s.p90),
+            p95: v(s.p95),
+            p99: v(s.p99),
+            p99_9: v(s.p99_9),
+            p99_99: v(s.p99_99),
+            max: v(s.max),
+        })
+    }
+}
+
 impl Serialize for Percentiles {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut st = s.serialize_struct("Percentiles", 12)?;
@@ -426,26 +472,26 @@ impl Serialize for Percentiles {
 
 /// Latency from the intended send time (coordinated-omission free) and service time (from
 /// the actual write of the attempt that succeeded), in milliseconds.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Latencies {
     pub intended: Percentiles,
     pub service: Percentiles,
 }
 
 /// The two latency histograms, each HdrHistogram V2 + DEFLATE in base64 (`hdr::encode`).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct LatencyHdr {
     pub intended: String,
     pub service: String,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Bucket {
     pub le_ms: f64,
     pub count: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct SecondRow {
     pub t: u32,
     pub target_eps: f64,
@@ -466,7 +512,8 @@ pub struct SecondRow {
     pub watched_rss_bytes: Option<u64>,
     pub own_cores: Option<f64>,
     /// Control actions taken in this second (`pause`, `resume`, `rate`, `stop`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(deserialize_with = "crate::report::de::leak_vec")]
     pub control: Vec<&'static str>,
 }
 

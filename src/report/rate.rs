@@ -6,7 +6,7 @@
 use serde::Serialize;
 use std::fmt::Write;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct DataRate {
     /// As asked, e.g. `20MB/s`, `500GB/day` (decimal units: MB = 10^6 bytes).
     pub asked: String,
@@ -28,12 +28,12 @@ pub struct DataRate {
     pub framing: String,
     /// A mix of sources: each one's share and mean sizes; `mean_event_bytes` is their
     /// share-weighted mean. Absent for one source.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceRate>,
 }
 
 /// One source of a mix in `data_rate.sources`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct SourceRate {
     pub source: String,
     pub share: f64,

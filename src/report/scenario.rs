@@ -11,7 +11,7 @@ use super::text::count;
 use crate::scenario::truth::Truth;
 use crate::stats::result::LaneResult;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct ScenarioReport {
     pub file: String,
     /// The accounting agent its events carry.
@@ -26,14 +26,15 @@ pub struct ScenarioReport {
     /// HEC `ack: true`: its batches accepted with an ackId never confirmed as indexed.
     pub acks_pending: u64,
     /// What the built-in sink holds of them (absent for other targets).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stored: Option<StageStored>,
     /// From each batch's intended send time, as for the background.
     pub latency_ms: super::Percentiles,
+    #[serde(deserialize_with = "crate::report::de::owned")]
     pub truth: Truth,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, PartialEq, Eq, serde::Deserialize)]
 pub struct StageStored {
     pub distinct: u64,
     pub duplicates: u64,

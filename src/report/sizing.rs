@@ -60,7 +60,7 @@ pub struct Input<'a> {
     pub watched: Option<&'a [WatchedSecond]>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct SizingRow {
     pub step: u32,
     /// The rate the step asked for.

@@ -11,8 +11,9 @@ use serde::Serialize;
 use crate::config::schema::Slo;
 use crate::report::Report;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct SloResult {
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub name: &'static str,
     /// Applied because the config's `slo` block did not set this objective (the fail-closed
     /// defaults), rather than asked for.

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{Percentiles, percentiles};
 use crate::stats::parts::Parts;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct SourceRow {
     /// The pack id.
     pub source: String,
@@ -22,7 +22,7 @@ pub struct SourceRow {
 }
 
 /// One part's events, batches and latencies, named as the run's own.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct PartFigures {
     pub events_sent: u64,
     pub events_accepted: u64,

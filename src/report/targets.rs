@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::sources::{PartFigures, figures};
 use crate::stats::parts::Parts;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct TargetRow {
     pub url: String,
     pub address: String,

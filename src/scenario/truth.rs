@@ -16,12 +16,14 @@ use crate::pack::entities::EntityKind;
 
 pub const SCHEMA: &str = "ingestbench.truth/1";
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, serde::Deserialize)]
 pub struct Truth {
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub schema: &'static str,
     pub scenario: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub attack_version: &'static str,
     pub seed: u64,
     pub anchor: String,
@@ -33,26 +35,28 @@ pub struct Truth {
     pub stages: Vec<StageTruth>,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, serde::Deserialize)]
 pub struct Named {
     pub id: String,
     pub name: String,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, serde::Deserialize)]
 pub struct SharedTruth {
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub role: &'static str,
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub kind: &'static str,
     pub attributes: BTreeMap<String, String>,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, serde::Deserialize)]
 pub struct Window {
     pub start: String,
     pub end: String,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, serde::Deserialize)]
 pub struct EventRef {
     /// `run:agent:seq`, the event's accounting identity.
     pub id: String,
@@ -60,7 +64,7 @@ pub struct EventRef {
     pub time: String,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, PartialEq, serde::Deserialize)]
 pub struct StageTruth {
     pub index: usize,
     pub name: String,
@@ -71,6 +75,7 @@ pub struct StageTruth {
     pub window: Window,
     pub event_types: BTreeMap<String, u64>,
     /// The shared roles its events show (each by at least one of its event types).
+    #[serde(deserialize_with = "crate::report::de::leak_vec")]
     pub shared: Vec<&'static str>,
     pub first: EventRef,
     pub last: EventRef,

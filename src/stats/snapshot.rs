@@ -109,11 +109,12 @@ fn bounds<S: serde::Serializer>(v: &[(f64, u64)], s: S) -> Result<S::Ok, S::Erro
 }
 
 /// A control action taken during the run, in the order taken.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct ControlMark {
     /// Seconds since the start of the run (wall time).
     pub t_s: f64,
     /// `stop`, `pause`, `resume` or `rate`.
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub action: &'static str,
     /// For `rate`: the rate in force afterwards (eps at that instant).
     pub rate_eps: Option<f64>,
@@ -131,8 +132,7 @@ pub struct Stored {
     /// Accepted so far but not (yet) found in the store; settles at the end.
     pub lost_events: u64,
     /// Send → receive lag of the events that carried their send time (realtime runs).
-    /// (Not read back from a saved report: `report merge` sums the counts only.)
-    #[serde(skip_serializing_if = "Option::is_none", skip_deserializing)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingest_lag_ms: Option<crate::sink::LagSummary>,
 }
 
@@ -230,7 +230,7 @@ pub struct Snapshot {
     /// The watched processes and cgroups in the last interval, when any are watched.
     pub watched: Option<WatchedNow>,
     /// The scenario lane's stage events so far (`run --scenario`), apart from the counts above.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scenario: Option<ScenarioNow>,
     pub control: Vec<ControlMark>,
     /// Up to `HISTORY_SECONDS` of the most recent complete seconds, oldest first.

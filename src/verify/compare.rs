@@ -12,7 +12,7 @@ use super::held::{AgentHold, CountHold, Held, SeqHold};
 pub const LIST_SEQS: usize = 20;
 
 /// One agent's verdict.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct AgentResult {
     pub agent: u32,
     /// Events the report says were accepted.
@@ -36,7 +36,7 @@ pub struct AgentResult {
 }
 
 /// The comparison of one store.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Comparison {
     pub agents: Vec<AgentResult>,
     pub expected: u64,

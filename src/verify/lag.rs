@@ -16,7 +16,7 @@ use serde::Serialize;
 pub const MAX_LAG_MS: u64 = 10 * 365 * 86_400_000;
 
 /// The distribution of one store's ingest lag.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct IngestLag {
     /// What was measured, e.g. `event.ingested - ingestbench.sent` (both measures, joined by
     /// `, else `, when some events had `sent` and some did not).

@@ -82,9 +82,10 @@ pub struct Options {
 }
 
 /// One store's answer.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct SourceResult {
     pub source: String,
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub kind: &'static str,
     pub settle: Settled,
     /// Lines (files) or events (sink) read.
@@ -96,14 +97,15 @@ pub struct SourceResult {
     /// Whether the store's answer lists seqs (files, search APIs) or counts only (sink).
     pub seqs_listed: bool,
     /// Where the store records arrival (OpenSearch, Splunk): the lag's distribution.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingest_lag: Option<IngestLag>,
     pub notes: Vec<String>,
 }
 
 /// The whole verification.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize)]
 pub struct Verification {
+    #[serde(deserialize_with = "crate::report::de::leak")]
     pub schema: &'static str,
     pub run_id: String,
     /// False when the report's failed lists overflowed: losses are not exact.

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::VerifyError;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Settled {
     /// Time from the first poll to the last one that saw growth, milliseconds.
     pub drain_ms: u64,

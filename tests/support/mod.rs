@@ -291,3 +291,23 @@ impl Drop for PyServer {
         stop_child(&mut self.child);
     }
 }
+
+/// A JSON report a run printed reads back whole (`report show`): read, written again, it is
+/// the same JSON. Output that is no report (a failed run's) is left alone.
+pub fn assert_reads_back(stdout: &[u8]) {
+    let Ok(text) = std::str::from_utf8(stdout) else {
+        return;
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(text) else {
+        return;
+    };
+    if v.get("schema").and_then(|s| s.as_str()) != Some(ingestbench::report::REPORT_SCHEMA) {
+        return;
+    }
+    let back = ingestbench::report::de::read("stdout", text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        v,
+        "the report reads back as it was"
+    );
+}

@@ -90,10 +90,10 @@ pub struct Planned {
 }
 
 /// What one fault did, as the runner saw it (seconds after the start of the run).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct FaultRecord {
     pub index: usize,
-    pub action: &'static str,
+    pub action: String,
     pub target: String,
     pub at_s: f64,
     pub for_s: Option<f64>,

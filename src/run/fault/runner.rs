@@ -122,7 +122,7 @@ impl State {
         plan.iter()
             .map(|p| FaultRecord {
                 index: p.index,
-                action: p.action.name(),
+                action: p.action.name().to_string(),
                 target: p.target.clone(),
                 at_s: p.at.as_secs_f64(),
                 for_s: p.act.lasts().map(|d| d.as_secs_f64()),
