@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod exit;
+pub mod fuzzing;
 pub mod generate;
 pub mod init;
 pub mod net;

@@ -20,6 +20,7 @@
 //! the ledger), `seqset` + `stats` (the ledger and `SinkStats`), `worker` (sockets, timers).
 
 mod fault;
+pub mod fuzz;
 mod http;
 mod record;
 mod relp;

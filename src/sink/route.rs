@@ -542,7 +542,7 @@ pub(crate) fn count_lines(body: &[u8]) -> Result<u64, &'static str> {
 }
 
 /// Inflates a gzip body (several members allowed) into `out`; Err(status) on failure.
-fn gunzip(body: &[u8], out: &mut Vec<u8>) -> Result<(), u16> {
+pub(crate) fn gunzip(body: &[u8], out: &mut Vec<u8>) -> Result<(), u16> {
     use std::io::Read;
     out.clear();
     let mut dec = flate2::bufread::MultiGzDecoder::new(body).take(MAX_BODY as u64 + 1);

@@ -391,7 +391,10 @@ impl PeerProc {
     /// Every message the peer wrote so far.
     pub fn records(&self) -> Vec<Record> {
         let text = std::fs::read_to_string(&self.out).unwrap_or_default();
-        text.lines()
+        // A line the peer is still writing (no newline yet) is read next time.
+        let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
+        complete
+            .lines()
             .filter(|l| !l.trim().is_empty())
             .map(|l| {
                 serde_json::from_str::<Record>(l)
