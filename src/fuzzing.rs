@@ -7,8 +7,11 @@
 
 use crate::config::secrets::Store;
 
+/// A fuzz target: a function that must return on any bytes.
+pub type Target = fn(&[u8]);
+
 /// Every target: its name (the corpus directory and the cargo-fuzz target) and function.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("config", config),
     ("pack", pack),
     ("scenario", scenario),
