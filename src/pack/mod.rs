@@ -113,15 +113,16 @@ fn read_dir(d: &Path) -> Result<Vec<PackSource>, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .collect();
     files.sort();
-    files
-        .into_iter()
-        .map(|p| {
-            crate::yaml::read_text_max(&p, MAX_PACK_BYTES).map(|text| PackSource {
-                file: p.display().to_string(),
-                text,
-            })
-        })
-        .collect()
+    files.into_iter().map(|p| read_file(&p)).collect()
+}
+
+/// Reads one pack file, refusing one over `MAX_PACK_BYTES` (and what `yaml::read_text_max`
+/// refuses) with a message naming it.
+pub fn read_file(path: &Path) -> Result<PackSource, String> {
+    crate::yaml::read_text_max(path, MAX_PACK_BYTES).map(|text| PackSource {
+        file: path.display().to_string(),
+        text,
+    })
 }
 
 /// The value of a top-level `id:` line, without a full parse (for discovery only).
