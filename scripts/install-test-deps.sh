@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs when it is missing, and nothing when it is all there:
-# the rustfmt and clippy components; nginx (a real HTTP/1.1 and TLS reverse proxy) and
+# the rustfmt and clippy components; cargo-deny (built from crates.io); nginx (a real HTTP/1.1 and TLS reverse proxy) and
 # syslog-ng (syslog TCP/UDP/TLS receiver) from Debian; and rsyslog, which conflicts with
 # syslog-ng-core as a Debian package, unpacked (not installed) from its .debs into
 # ${INGESTBENCH_PEERS_DIR:-$HOME/.cache/ingestbench-peers}/rsyslog (with its RELP input,
@@ -18,6 +18,12 @@ need_component() {
 }
 need_component fmt rustfmt
 need_component clippy clippy
+
+# cargo-deny: the licence, ban, source and advisory checks of scripts/test.sh (deny.toml).
+if ! cargo deny --version >/dev/null 2>&1; then
+  echo "installing cargo-deny"
+  cargo install cargo-deny --locked
+fi
 
 apt_updated=0
 apt_update() {

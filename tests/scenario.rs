@@ -354,6 +354,12 @@ fn bad_scenario_files_exit_2_naming_the_field_and_line() {
         ),
         (
             "count: 40,",
+            "count: 1000001,",
+            "stages[0].count",
+            "1000001 events is more than a stage may have (1000000)",
+        ),
+        (
+            "count: 40,",
             "count: 40, colour: red,",
             "stages[0].colour",
             "unknown field",

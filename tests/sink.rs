@@ -581,6 +581,59 @@ fn bad_requests_get_errors_not_panics() {
 }
 
 #[test]
+fn oversize_heads_and_bodies_are_refused_not_decoded() {
+    use flate2::{Compression, write::GzEncoder};
+    let s = start_default();
+    // A gzip bomb: about 64 KB inflating past MAX_BODY. 413, and nothing counted.
+    let mut e = GzEncoder::new(Vec::new(), Compression::best());
+    let block = vec![0u8; 1 << 20];
+    for _ in 0..sink::MAX_BODY / block.len() {
+        e.write_all(&block).unwrap();
+    }
+    e.write_all(&[0]).unwrap();
+    let bomb = e.finish().unwrap();
+    let mut c = Client::connect(s.addr());
+    let gz = [("Content-Encoding", "gzip")];
+    let r = c.request("POST", "/ingest", &gz, &bomb);
+    assert_eq!(
+        (r.status, r.body.as_str()),
+        (413, r#"{"error":"body too large"}"#)
+    );
+    let hec = [("Content-Encoding", "gzip"), ("Authorization", "Splunk t")];
+    let r = c.request("POST", "/services/collector", &hec, &bomb);
+    assert_eq!(r.status, 413, "{}", r.body);
+    assert_eq!(r.json()["code"], 27);
+    // The connection is still good for a normal request.
+    let r = c.request("POST", "/ingest", &[], &batch("r-lim", 0, [0]));
+    assert_eq!(r.status, 200);
+    // One header field over MAX_HEADERS, and a head over MAX_HEAD: 431.
+    let many: Vec<(String, String)> = (0..=sink::MAX_HEADERS)
+        .map(|i| (format!("X-{i}"), "v".into()))
+        .collect();
+    let many: Vec<(&str, &str)> = many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let r = Client::connect(s.addr()).request("GET", "/health", &many, b"");
+    assert_eq!(r.status, 431);
+    let long = "a".repeat(sink::MAX_HEAD);
+    let r = Client::connect(s.addr()).request("GET", "/health", &[("X-Long", &long)], b"");
+    assert_eq!((r.status, r.header("Connection")), (431, Some("close")));
+    // A chunk over MAX_BODY: 413 from its size line, before any data.
+    let mut ch = Client::connect(s.addr());
+    ch.send_raw(
+        format!(
+            "POST /ingest HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n",
+            sink::MAX_BODY + 1
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(ch.read().unwrap().status, 413);
+    let st = s.shutdown();
+    assert_eq!(st.events_received, 1);
+    assert_eq!(st.status.get("413"), Some(&3));
+    assert_eq!(st.status.get("431"), Some(&2));
+}
+
+#[test]
 fn shutdown_is_prompt_with_open_connections() {
     let s = start_default();
     let _idle = Client::connect(s.addr());

@@ -49,6 +49,27 @@ fn assert_clean_failure(o: &Output, what: &str) {
 }
 
 #[test]
+fn a_config_over_4_mib_exits_2_naming_the_file_and_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("huge.yaml");
+    let mut body = String::from("schema_version: \"1.0\"\n");
+    while body.len() <= 4 << 20 {
+        body.push_str("# padding padding padding padding padding padding padding padding\n");
+    }
+    std::fs::write(&p, &body).unwrap();
+    let o = validate(&p, &[]);
+    assert_clean_failure(&o, "huge config");
+    let t = text(&o);
+    assert!(
+        t.contains(&format!(
+            "huge.yaml: file is {} bytes; the limit is 4194304 bytes (4MiB)",
+            body.len()
+        )),
+        "{t}"
+    );
+}
+
+#[test]
 fn examples_validate() {
     let mut n = 0;
     for entry in std::fs::read_dir("examples").unwrap() {

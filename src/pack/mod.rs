@@ -1,7 +1,7 @@
 //! Source packs: finding them (`--packs DIR`, then `./packs`, then the packs embedded in the
 //! binary, a pack id found earlier shadowing the same id later), reading them (`load`), building
 //! the shared entity pools (`entities`) and compiling templates once (`compile`, checked by
-//! `check`). Nothing here runs after setup.
+//! `check`). Pack files over `MAX_PACK_BYTES` are refused. Nothing here runs after setup.
 
 pub mod check;
 pub mod compile;
@@ -15,6 +15,10 @@ use crate::yaml::Reader;
 use compile::CompiledPack;
 use entities::Entities;
 use load::PackDef;
+
+/// Pack files larger than this are refused (16 MiB): the largest built-in pack is about 60 KB,
+/// so this leaves room for packs with long value lists while bounding what setup reads.
+pub const MAX_PACK_BYTES: u64 = 16 << 20;
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_packs.rs"));
@@ -109,15 +113,16 @@ fn read_dir(d: &Path) -> Result<Vec<PackSource>, String> {
         .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
         .collect();
     files.sort();
-    files
-        .into_iter()
-        .map(|p| {
-            crate::yaml::read_text(&p).map(|text| PackSource {
-                file: p.display().to_string(),
-                text,
-            })
-        })
-        .collect()
+    files.into_iter().map(|p| read_file(&p)).collect()
+}
+
+/// Reads one pack file, refusing one over `MAX_PACK_BYTES` (and what `yaml::read_text_max`
+/// refuses) with a message naming it.
+pub fn read_file(path: &Path) -> Result<PackSource, String> {
+    crate::yaml::read_text_max(path, MAX_PACK_BYTES).map(|text| PackSource {
+        file: path.display().to_string(),
+        text,
+    })
 }
 
 /// The value of a top-level `id:` line, without a full parse (for discovery only).
@@ -245,5 +250,38 @@ impl crate::config::PackIndex for Catalog {
             g.render(&ctx, &mut out);
         }
         Some(out.len() as f64 / N as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pack_file_over_the_limit_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.yaml");
+        let mut text = String::from("id: big\n");
+        let pad = format!("# {}\n", "x".repeat(1021));
+        while text.len() as u64 <= MAX_PACK_BYTES {
+            text.push_str(&pad);
+        }
+        std::fs::write(&big, &text).unwrap();
+        let e = Catalog::discover(Some(dir.path())).err().expect("refused");
+        assert_eq!(
+            e,
+            format!(
+                "{}: file is {} bytes; the limit is 16777216 bytes (16MiB)",
+                big.display(),
+                text.len()
+            )
+        );
+        // The largest built-in pack is far below the limit.
+        let largest = embedded::PACKS
+            .iter()
+            .map(|(_, t)| t.len())
+            .max()
+            .unwrap_or(0);
+        assert!((largest as u64) < MAX_PACK_BYTES / 64, "{largest}");
     }
 }

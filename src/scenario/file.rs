@@ -1,6 +1,6 @@
 //! Reading a scenario file (the Go tool's `schema_version: "2.0"` format, unchanged) into a
 //! `ScenarioDef`: plain data, every problem with its field path and line:column, unknown keys
-//! refused. What the values mean against the packs and ATT&CK is `plan`'s job.
+//! refused, and stage and event counts bounded (`MAX_STAGES`, `MAX_EVENTS`). What the values mean against the packs and ATT&CK is `plan`'s job.
 
 use std::time::Duration;
 
@@ -8,6 +8,14 @@ use crate::config::units::Dur;
 use crate::generate::time::{self, UnixNs};
 use crate::pack::load::Role;
 use crate::yaml::{self, Obj, Reader};
+
+/// More stages than this are refused: an attack chain has a handful, and every stage is
+/// checked against every other for overlaps.
+pub const MAX_STAGES: usize = 1_000;
+/// More events than this in one stage, or in all stages together, are refused: every event is
+/// placed in time up front (`play::order`), so this bounds that list (about 24 MB).
+/// `plan::MAX_STAGE_EVENTS` warns well below it.
+pub const MAX_EVENTS: u64 = 1_000_000;
 
 /// The schema versions this reader takes.
 pub const SCHEMA_VERSIONS: &[&str] = &["2.0", "2"];
@@ -103,7 +111,8 @@ pub fn read(r: &mut Reader, text: &str) -> Option<ScenarioDef> {
         .sub(r, "correlation", read_correlation)
         .flatten()
         .unwrap_or_default();
-    let stages = match o.node("stages") {
+    let stages_node = o.node("stages");
+    let stages = match stages_node {
         Some(n) => read_stages(r, n),
         None => {
             r.error("stages", "required field is missing (a list of stages)");
@@ -111,6 +120,14 @@ pub fn read(r: &mut Reader, text: &str) -> Option<ScenarioDef> {
         }
     };
     o.finish(r);
+    let total: u64 = stages.iter().map(|s| s.count).sum();
+    if total > MAX_EVENTS {
+        r.diags.error(
+            "stages",
+            stages_node.and_then(yaml::pos_of),
+            format!("{total} events in all stages is more than a scenario may have ({MAX_EVENTS})"),
+        );
+    }
     if let Some(v) = &version
         && !SCHEMA_VERSIONS.contains(&v.as_str())
     {
@@ -167,6 +184,17 @@ fn read_stages(r: &mut Reader, node: &yaml::YamlNode) -> Vec<StageDef> {
     if items.is_empty() {
         r.error("stages", "needs at least one stage");
     }
+    if items.len() > MAX_STAGES {
+        r.diags.error(
+            "stages",
+            yaml::pos_of(node),
+            format!(
+                "{} stages is more than a scenario may have ({MAX_STAGES})",
+                items.len()
+            ),
+        );
+        return Vec::new();
+    }
     items
         .iter()
         .enumerate()
@@ -190,12 +218,18 @@ fn read_stage(r: &mut Reader, node: &yaml::YamlNode, path: String) -> Option<Sta
             "must be at least 1 (leave the stage out instead)",
         );
     }
+    if let Some(c) = count.filter(|c| *c > MAX_EVENTS) {
+        r.error(
+            &format!("{path}.count"),
+            format!("{c} events is more than a stage may have ({MAX_EVENTS})"),
+        );
+    }
     Some(StageDef {
         name,
         tactic: tactic?,
         technique: technique?,
         source: source?,
-        count: count.filter(|c| *c > 0)?,
+        count: count.filter(|c| (1..=MAX_EVENTS).contains(c))?,
         start_offset: start_offset?,
         duration: duration?,
         path,
@@ -253,6 +287,47 @@ stages:
   - { tactic: TA0006, technique: T1110, source: windows.security, count: 40, start_offset: 0s, duration: 4m }
   - { tactic: TA0001, technique: T1078, source: identity.okta, count: 5, start_offset: 4m, duration: 1m }
 "#;
+
+    /// Errors with their positions, as `validate` shows them.
+    fn located(text: &str) -> Vec<String> {
+        let mut r = Reader::default();
+        assert!(read(&mut r, text).is_none());
+        r.diags.errors().map(ToString::to_string).collect()
+    }
+
+    fn stage(count: u64) -> String {
+        format!(
+            "  - {{ tactic: TA0006, technique: T1110, source: windows.security, count: {count}, duration: 4m }}\n"
+        )
+    }
+
+    #[test]
+    fn stage_and_event_counts_are_bounded() {
+        let head = "schema_version: \"2.0\"\nstages:\n";
+        let many = format!("{head}{}", stage(1).repeat(MAX_STAGES + 1));
+        assert_eq!(
+            located(&many),
+            ["stages (3:3): 1001 stages is more than a scenario may have (1000)"]
+        );
+        let at_limit = format!("{head}{}", stage(1).repeat(MAX_STAGES));
+        let mut r = Reader::default();
+        assert_eq!(
+            read(&mut r, &at_limit).map(|d| d.stages.len()),
+            Some(MAX_STAGES)
+        );
+        let big = format!("{head}{}{}", stage(1), stage(MAX_EVENTS + 1));
+        assert_eq!(
+            located(&big),
+            ["stages[1].count (4:74): 1000001 events is more than a stage may have (1000000)"]
+        );
+        let sum = format!("{head}{}", stage(MAX_EVENTS / 2 + 1).repeat(2));
+        assert_eq!(
+            located(&sum),
+            [
+                "stages (3:3): 1000002 events in all stages is more than a scenario may have (1000000)"
+            ]
+        );
+    }
 
     #[test]
     fn the_go_tools_format_reads_unchanged() {

@@ -4,11 +4,14 @@
 //! connection code in `worker.rs` calls these with whatever bytes have arrived so far, so
 //! every function here answers "not yet" for a prefix and is tested with odd splits.
 
-/// Largest request head; a longer one is refused with 431.
+/// Largest request head (request line, headers and the blank line; also a chunked body's
+/// trailers); a longer one is refused with 431.
 pub const MAX_HEAD: usize = 64 * 1024;
-/// Largest body, on the wire and after decompression; a larger one is refused with 413.
+/// Largest body: as declared by Content-Length, as decoded from chunks, and as inflated from
+/// gzip (the inflating stops one byte past it); a larger one is refused with 413.
 pub const MAX_BODY: usize = 64 * 1024 * 1024;
-const MAX_HEADERS: usize = 64;
+/// Most header fields in a request head; more are refused with 431.
+pub const MAX_HEADERS: usize = 64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
@@ -324,6 +327,24 @@ mod tests {
         let mut long = b"GET / HTTP/1.1\r\nX: ".to_vec();
         long.resize(MAX_HEAD + 10, b'a');
         assert_eq!(parse_head(&long).unwrap_err(), HeadError::TooLarge);
+        // A complete head over the limit, and one header field too many.
+        let mut head = b"GET / HTTP/1.1\r\nX: ".to_vec();
+        head.resize(MAX_HEAD, b'a');
+        head.extend_from_slice(b"\r\n\r\n");
+        assert_eq!(parse_head(&head).unwrap_err(), HeadError::TooLarge);
+        let fields = |n: usize| {
+            let mut h = b"GET / HTTP/1.1\r\n".to_vec();
+            for i in 0..n {
+                h.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+            }
+            h.extend_from_slice(b"\r\n");
+            h
+        };
+        assert!(matches!(parse_head(&fields(MAX_HEADERS)), Ok(Some(_))));
+        assert_eq!(
+            parse_head(&fields(MAX_HEADERS + 1)).unwrap_err(),
+            HeadError::TooLarge
+        );
     }
 
     #[test]
@@ -363,6 +384,12 @@ mod tests {
         assert_eq!(bad(b"3\r\nabcX\r\n0\r\n\r\n"), Err(ChunkError::Malformed));
         assert_eq!(bad(b"zz\r\n"), Err(ChunkError::Malformed));
         assert_eq!(bad(b"ffffffffff\r\n"), Err(ChunkError::TooLarge));
+        // Chunks adding up past the limit, refused before the last one arrives.
+        let (mut out, mut pos) = (vec![0u8; MAX_BODY - 2], 0);
+        assert_eq!(
+            decode_chunked(b"3\r\n", &mut out, &mut pos),
+            Err(ChunkError::TooLarge)
+        );
     }
 
     #[test]

@@ -36,6 +36,7 @@ mod udp;
 mod worker;
 
 pub use fault::Faults;
+pub use http::{MAX_BODY, MAX_HEAD, MAX_HEADERS};
 pub use stats::{AgentStats, LagSummary, RunStats, SinkStats, SyslogStats};
 pub use tls::SinkTls;
 

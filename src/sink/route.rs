@@ -667,4 +667,26 @@ mod tests {
         assert_eq!(out, b"[1,2,3]");
         assert_eq!(gunzip(b"not gzip", &mut out), Err(400));
     }
+
+    /// `MAX_BODY` + 1 zero bytes, gzipped to about 64 KB.
+    fn gzip_bomb() -> Vec<u8> {
+        use std::io::Write;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let block = vec![0u8; 1 << 20];
+        for _ in 0..MAX_BODY / block.len() {
+            e.write_all(&block).unwrap();
+        }
+        e.write_all(&[0]).unwrap();
+        e.finish().unwrap()
+    }
+
+    #[test]
+    fn a_gzip_bomb_is_refused_with_413_after_max_body() {
+        let bomb = gzip_bomb();
+        assert!(bomb.len() < 1 << 20, "{}", bomb.len());
+        let mut out = Vec::new();
+        assert_eq!(gunzip(&bomb, &mut out), Err(413));
+        // Inflating stopped one byte past the limit.
+        assert_eq!(out.len(), MAX_BODY + 1);
+    }
 }

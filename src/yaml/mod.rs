@@ -1,8 +1,9 @@
 //! Reading YAML files (configs and packs) into plain Rust values while collecting every
 //! problem with its field path and line:column. The schema is the reading code itself: each
 //! `Obj::get` names a key it knows, and `Obj::finish` reports every other key as unknown, with
-//! a did-you-mean. Anchors, aliases and tags are refused (no YAML bombs); files over
-//! `MAX_FILE_BYTES` and nesting deeper than `MAX_DEPTH` are refused before building a tree.
+//! a did-you-mean. Anchors, aliases and tags are refused (no YAML bombs: an alias is never
+//! expanded); files over their limit (`MAX_CONFIG_BYTES` here, the pack loader's own) and
+//! nesting deeper than `MAX_DEPTH` are refused before building a tree.
 
 pub mod diag;
 
@@ -13,14 +14,23 @@ use std::path::Path;
 
 pub use marked_yaml::Node as YamlNode;
 
-/// Larger files are refused outright: no real config or pack comes near this.
-pub const MAX_FILE_BYTES: u64 = 1 << 20;
+/// Config and scenario files larger than this are refused (4 MiB): the largest example config
+/// is a few KiB, and even a config listing hundreds of targets stays far below it.
+pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
 /// Deeper nesting is refused: real files nest a handful of levels.
 pub const MAX_DEPTH: usize = 64;
 
-/// Reads `path` as UTF-8 text, refusing directories, missing files, huge files and binary data
-/// with a message that names the file.
+/// Reads `path` as UTF-8 text with the config limit (`MAX_CONFIG_BYTES`); see `read_text_max`.
 pub fn read_text(path: &Path) -> Result<String, String> {
+    read_text_max(path, MAX_CONFIG_BYTES)
+}
+
+/// Reads `path` as UTF-8 text, refusing directories, missing files, files over `max` bytes and
+/// binary data with a message that names the file. The read itself stops after `max` + 1 bytes,
+/// so a file that grows meanwhile, a FIFO or a device such as `/dev/zero` (whose size reads as
+/// 0) is refused too instead of read without end.
+pub fn read_text_max(path: &Path, max: u64) -> Result<String, String> {
+    use std::io::Read;
     let shown = path.display();
     let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => format!("{shown}: not found"),
@@ -29,15 +39,22 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     if meta.is_dir() {
         return Err(format!("{shown}: is a directory, not a file"));
     }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "{shown}: file is {} bytes; the limit is {} bytes (1 MiB)",
-            meta.len(),
-            MAX_FILE_BYTES
-        ));
+    let too_large = |what: String| {
+        format!(
+            "{shown}: {what}; the limit is {max} bytes ({})",
+            crate::config::units::Size(max)
+        )
+    };
+    if meta.len() > max {
+        return Err(too_large(format!("file is {} bytes", meta.len())));
     }
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("{shown}: cannot read: {}", io_reason(&e)))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    std::fs::File::open(path)
+        .and_then(|f| f.take(max.saturating_add(1)).read_to_end(&mut bytes))
+        .map_err(|e| format!("{shown}: cannot read: {}", io_reason(&e)))?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(format!("more than {max} bytes read")));
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         format!(
             "{shown}: not UTF-8 text (invalid byte at offset {}); is this a binary file?",
@@ -653,6 +670,88 @@ mod tests {
             "{:?}",
             r.diags.items
         );
+    }
+
+    #[test]
+    fn files_over_the_limit_are_refused_naming_file_and_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.yaml");
+        let line = "k: v\n";
+        let lines = MAX_CONFIG_BYTES as usize / line.len() + 1;
+        std::fs::write(&p, line.repeat(lines)).unwrap();
+        let e = read_text(&p).unwrap_err();
+        assert!(e.starts_with(&p.display().to_string()), "{e}");
+        assert!(
+            e.ends_with(&format!(
+                "file is {} bytes; the limit is 4194304 bytes (4MiB)",
+                lines * line.len()
+            )),
+            "{e}"
+        );
+        // At the limit it is read.
+        std::fs::write(&p, "a".repeat(16)).unwrap();
+        assert_eq!(read_text_max(&p, 16).unwrap().len(), 16);
+        assert!(
+            read_text_max(&p, 15)
+                .unwrap_err()
+                .contains("limit is 15 bytes")
+        );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn an_endless_file_is_refused_after_the_limit() {
+        // /dev/zero's size reads as 0: only a bounded read stops it.
+        let e = read_text_max(Path::new("/dev/zero"), 1024).unwrap_err();
+        assert_eq!(
+            e,
+            "/dev/zero: more than 1024 bytes read; the limit is 1024 bytes (1KiB)"
+        );
+    }
+
+    #[test]
+    fn billion_laughs_is_refused_quickly_at_the_first_anchor() {
+        // Nine levels of ten aliases each: 10^9 "lol"s if aliases were expanded.
+        let mut text = String::from("a: &a [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n");
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"];
+        for w in names.windows(2) {
+            let refs = vec![format!("*{}", w[0]); 10].join(", ");
+            text.push_str(&format!("{}: &{} [{refs}]\n", w[1], w[1]));
+        }
+        let t = std::time::Instant::now();
+        let (r, n) = read(&text);
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(1),
+            "{:?}",
+            t.elapsed()
+        );
+        assert!(n.is_none());
+        assert_eq!(r.diags.items.len(), 1);
+        assert_eq!(
+            r.diags.items[0].to_string(),
+            "(file) (1:7): YAML anchors and aliases are not supported"
+        );
+    }
+
+    #[test]
+    fn the_depth_error_names_the_line_past_the_limit() {
+        let block: String = (0..=MAX_DEPTH)
+            .map(|i| format!("{}k{i}:\n", "  ".repeat(i)))
+            .collect::<String>()
+            + &format!("{}leaf: 1\n", "  ".repeat(MAX_DEPTH + 1));
+        let (r, n) = read(&block);
+        assert!(n.is_none());
+        let d = &r.diags.items[0];
+        assert_eq!(d.message, "nesting deeper than 64 levels");
+        // Mapping 65 opens at the 65th key, on line 65.
+        assert_eq!(d.pos.map(|p| p.line), Some(MAX_DEPTH + 1), "{d}");
+        // One level less is read.
+        let ok: String = (0..MAX_DEPTH - 1)
+            .map(|i| format!("{}k{i}:\n", "  ".repeat(i)))
+            .collect::<String>()
+            + &format!("{}leaf: 1\n", "  ".repeat(MAX_DEPTH - 1));
+        let (r, n) = read(&ok);
+        assert!(n.is_some(), "{:?}", r.diags.items);
     }
 
     crate::yaml_enum!(
