@@ -140,8 +140,11 @@ fn invalid(msg: &str) -> Exit {
     Exit::Invalid
 }
 
+/// The most a saved report may be: a 12-hour soak's is tens of MB.
+const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 fn read(path: &Path) -> Result<String, String> {
-    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+    crate::yaml::read_text_max(path, MAX_REPORT_BYTES)
 }
 
 fn merge(a: MergeArgs) -> Exit {

@@ -9,7 +9,7 @@ use crate::exit::Exit;
 use crate::generate::{EventCtx, Generator};
 use crate::pack::entities::{Entities, Sizes};
 use crate::pack::load::{Carrier, Role};
-use crate::pack::{self, Catalog, PackSource};
+use crate::pack::{self, Catalog};
 
 #[derive(FromArgs)]
 /// List, inspect, start and check source packs.
@@ -318,11 +318,8 @@ fn validate(a: ValidateArgs) -> Exit {
     let entities = Entities::generate(1, &Sizes::default());
     let mut failed = 0;
     for f in &files {
-        let src = match crate::yaml::read_text(f) {
-            Ok(text) => PackSource {
-                file: f.display().to_string(),
-                text,
-            },
+        let src = match crate::pack::read_file(f) {
+            Ok(src) => src,
             Err(e) => {
                 super::err(&format!("error: {e}"));
                 failed += 1;
