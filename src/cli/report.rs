@@ -140,11 +140,8 @@ fn invalid(msg: &str) -> Exit {
     Exit::Invalid
 }
 
-/// The most a saved report may be: a 12-hour soak's is tens of MB.
-const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
-
 fn read(path: &Path) -> Result<String, String> {
-    crate::yaml::read_text_max(path, MAX_REPORT_BYTES)
+    crate::yaml::read_text_max(path, report::de::MAX_REPORT_BYTES)
 }
 
 fn merge(a: MergeArgs) -> Exit {

@@ -8,6 +8,10 @@ use serde::{Deserialize, Deserializer};
 
 use crate::report::{REPORT_SCHEMA, Report};
 
+/// The most a saved report file may be (`report …`, `size --report`): a 12-hour soak's is
+/// tens of MB.
+pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
+
 /// A saved JSON report (`file` names it in errors) read back whole.
 pub fn read(file: &str, text: &str) -> Result<Report, String> {
     let v: serde_json::Value =
