@@ -333,8 +333,13 @@ fn rebuild(parts: &[Part], config: &Config) -> Result<(RunResult, Context), Merg
         item_errors,
     };
     let first = &parts[0].saved;
-    let mut hosts: Vec<&str> = parts.iter().map(|p| p.saved.host.as_str()).collect();
-    hosts.dedup();
+    // Each host once, in the order of the first shard that ran there.
+    let mut hosts: Vec<&str> = Vec::new();
+    for p in parts {
+        if !hosts.contains(&p.saved.host.as_str()) {
+            hosts.push(&p.saved.host);
+        }
+    }
     let cx = Context {
         run_id: first.run_id.clone(),
         host: hosts.join(","),
