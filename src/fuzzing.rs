@@ -29,7 +29,7 @@ fn text(data: &[u8]) -> String {
 }
 
 /// Split sizes drawn from the input's first byte: the rest fed in pieces of 1 ..= 64 bytes.
-fn pieces(data: &[u8]) -> (usize, &[u8]) {
+pub(crate) fn pieces(data: &[u8]) -> (usize, &[u8]) {
     match data.split_first() {
         Some((b, rest)) => (usize::from(*b % 64) + 1, rest),
         None => (1, data),

@@ -14,6 +14,12 @@ pub const MAX_REPORT_BYTES: u64 = 256 * 1024 * 1024;
 
 /// A saved JSON report (`file` names it in errors) read back whole.
 pub fn read(file: &str, text: &str) -> Result<Report, String> {
+    let v = value(file, text)?;
+    Report::deserialize(v).map_err(|e| format!("{file}: not a whole report: {e}"))
+}
+
+/// A saved report as JSON, its schema this ingestbench's (`report merge` reads its parts).
+pub fn value(file: &str, text: &str) -> Result<serde_json::Value, String> {
     let v: serde_json::Value =
         serde_json::from_str(text).map_err(|e| format!("{file}: not JSON: {e}"))?;
     let schema = v.get("schema").and_then(|s| s.as_str()).unwrap_or("");
@@ -22,7 +28,7 @@ pub fn read(file: &str, text: &str) -> Result<Report, String> {
             "{file}: report schema {schema:?}; this ingestbench reads {REPORT_SCHEMA:?}"
         ));
     }
-    Report::deserialize(v).map_err(|e| format!("{file}: not a whole report: {e}"))
+    Ok(v)
 }
 
 fn keep(s: String) -> &'static str {

@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::config::schema::Config;
 use crate::report::{Context, Report, TargetInfo, Verdict, Verification, hdr, slo};
 use crate::run::shard::Shard;
-use crate::stats::result::{AbortReason, RunResult, Second, SecondCounts};
+use crate::stats::result::{AbortReason, RunResult, Second};
 use crate::stats::snapshot::LatencySummary;
 use crate::stats::{AgentAccount, Counters, new_histogram};
 
@@ -106,7 +106,6 @@ impl std::fmt::Display for MergeError {
 /// The parts of a saved report a merge reads.
 #[derive(Deserialize)]
 struct Saved {
-    schema: String,
     run_id: String,
     name: Option<String>,
     host: String,
@@ -182,16 +181,9 @@ pub fn merge(files: &[(String, String)]) -> Result<Report, MergeError> {
 
 fn read(file: &str, text: &str) -> Result<Part, MergeError> {
     let err = |m: String| MergeError(format!("{file}: {m}"));
-    let raw: Value = serde_json::from_str(text).map_err(|e| err(format!("not JSON: {e}")))?;
+    let raw = crate::report::de::value(file, text).map_err(MergeError)?;
     let saved: Saved = serde_json::from_value(raw.clone())
         .map_err(|e| err(format!("not an ingestbench report: {e}")))?;
-    if saved.schema != crate::report::REPORT_SCHEMA {
-        return Err(err(format!(
-            "report schema {:?}; this ingestbench reads {:?}",
-            saved.schema,
-            crate::report::REPORT_SCHEMA
-        )));
-    }
     if saved.merged.is_some() {
         return Err(err(
             "a merged report: merge the shard reports it came from".into()
@@ -384,30 +376,13 @@ fn seconds(parts: &[Part], start: i64) -> Vec<Second> {
                 t,
                 ..Default::default()
             });
-            add_counts(&mut row.counts, &s.counts);
+            row.counts.add(&s.counts);
             row.target_eps += s.target_eps;
             highest(&mut row.latency.intended, &s.latency.intended);
             highest(&mut row.latency.service, &s.latency.service);
         }
     }
     by_t.into_values().collect()
-}
-
-fn add_counts(a: &mut SecondCounts, b: &SecondCounts) {
-    a.events_sent += b.events_sent;
-    a.events_accepted += b.events_accepted;
-    a.events_failed += b.events_failed;
-    a.batches_sent += b.batches_sent;
-    a.batches_accepted += b.batches_accepted;
-    a.batches_failed += b.batches_failed;
-    a.batches_retried += b.batches_retried;
-    a.bytes_sent += b.bytes_sent;
-    a.errors += b.errors;
-    a.reconnects += b.reconnects;
-    a.refused += b.refused;
-    a.lag_ns_max = a.lag_ns_max.max(b.lag_ns_max);
-    a.backlog_events += b.backlog_events;
-    a.connections_open += b.connections_open;
 }
 
 fn highest(a: &mut LatencySummary, b: &LatencySummary) {

@@ -648,7 +648,7 @@ pub fn plan(
     let mut stop = stop(&cfg.workload)?;
     if let Some(s) = shard {
         shard_checks(&cfg, &replay)?;
-        profile = profile.scaled(s.rate(1.0));
+        profile = profile.scaled(s.share());
         if let Stop::Total(n) = stop {
             stop = Stop::Total(s.part(n));
         }

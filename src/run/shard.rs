@@ -101,9 +101,14 @@ impl Shard {
         total / n + u64::from(u64::from(self.index) < total % n)
     }
 
-    /// This shard's share of a rate.
+    /// This shard's part of the run: `1/N`.
+    pub fn share(self) -> f64 {
+        1.0 / f64::from(self.count)
+    }
+
+    /// This shard's part of a rate.
     pub fn rate(self, eps: f64) -> f64 {
-        eps / f64::from(self.count)
+        eps * self.share()
     }
 
     /// The seed of this shard's event generators: the run's for shard 0, another for each

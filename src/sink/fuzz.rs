@@ -3,13 +3,7 @@
 //! size the input's first byte picks), and every body reader on one body. Kept here so the
 //! parsers stay private to the sink.
 
-/// Split sizes drawn from the input's first byte: the rest fed in pieces of 1 ..= 64 bytes.
-fn pieces(data: &[u8]) -> (usize, &[u8]) {
-    match data.split_first() {
-        Some((b, rest)) => (usize::from(*b % 64) + 1, rest),
-        None => (1, data),
-    }
-}
+use crate::fuzzing::pieces;
 
 /// The request head parser on every prefix a stream would show it, until it decides.
 pub fn head(data: &[u8]) {

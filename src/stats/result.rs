@@ -65,6 +65,25 @@ pub struct SecondCounts {
 }
 
 impl SecondCounts {
+    /// Adds the same second of another part of the run (shards): counts and gauges summed,
+    /// the worst lag kept (as `Counters::add` does).
+    pub fn add(&mut self, o: &SecondCounts) {
+        self.events_sent += o.events_sent;
+        self.events_accepted += o.events_accepted;
+        self.events_failed += o.events_failed;
+        self.batches_sent += o.batches_sent;
+        self.batches_accepted += o.batches_accepted;
+        self.batches_failed += o.batches_failed;
+        self.batches_retried += o.batches_retried;
+        self.bytes_sent += o.bytes_sent;
+        self.errors += o.errors;
+        self.reconnects += o.reconnects;
+        self.refused += o.refused;
+        self.lag_ns_max = self.lag_ns_max.max(o.lag_ns_max);
+        self.backlog_events += o.backlog_events;
+        self.connections_open += o.connections_open;
+    }
+
     pub fn of(c: &Counters) -> SecondCounts {
         SecondCounts {
             events_sent: c.events_sent,
