@@ -145,13 +145,14 @@ fn run_with_faults(dir: &Path, port: u16, l: &Launch, out: &Path) -> Value {
         ["stall", "stall-end", "kill", "restart"],
         "{marks:?}"
     );
-    // Stalled for 3 s: the kernel's buffers fill and the sender falls behind.
-    assert!(
-        a[0]["effect"]["backlog_events_max"].as_u64().unwrap() > 0
-            || a[0]["effect"]["p99_ms_max"].as_f64().unwrap() > 500.0,
-        "{}",
-        a[0]
-    );
+    // Stalled for 3 s: the effect window covers the stall and the collector came back. The
+    // sender need not fall behind: loopback socket buffers (tcp_rmem up to 32 MiB) can hold
+    // 3 s at 1,000 events/s, and CI showed backlog 0 and p99 1.7 ms. The proof that the
+    // stall happened is the store's lag below, which reaches into it.
+    let e = &a[0]["effect"];
+    assert_eq!(e["from_t"], 2, "{}", a[0]);
+    assert!(e["to_t"].as_u64().unwrap() >= 5, "{}", a[0]);
+    assert_eq!(a[0]["recovered"], true, "{}", a[0]);
     assert_eq!(
         r["summary"]["delivery"], "written",
         "syslog over TCP has no acknowledgement"
