@@ -10,13 +10,13 @@
 # the last fifth of the run (outside fault windows) is within max(2x, +5 ms) of the first
 # fifth after warm-up. Figures go to OUT: samples.csv, minutes.csv, summary.json, soak.svg.
 #   perf/soak.sh [DURATION] [OUT]           (defaults 3600 and perf/soak; a short check: 120)
-# Environment: EPS_A (default 40000), EPS_B (2000), STORM_EVERY (300), WARMUP (300, at most a
+# Environment: EPS_A (default 100000), EPS_B (2000), STORM_EVERY (300), WARMUP (300, at most a
 # fifth of DURATION).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dur=${1:-3600}
 out=${2:-perf/soak}
-eps_a=${EPS_A:-40000}
+eps_a=${EPS_A:-100000}
 eps_b=${EPS_B:-2000}
 every=${STORM_EVERY:-300}
 warmup=${WARMUP:-300}
