@@ -14,7 +14,6 @@ import sys
 
 FLAT = 0.05  # RSS and fds within ±5 % of the level at the end of the warm-up
 DRIFT_RATIO, DRIFT_MS = 2.0, 5.0  # late p99 at most max(2x, +5 ms) of early p99
-SETTLE_S = 30  # seconds after a fault's end still counted as its window
 
 
 def load(path):
@@ -26,11 +25,15 @@ def load(path):
 
 
 def fault_seconds(r):
+    """The seconds of each fault's window as the report judged it (the same window its
+    latency outside faults leaves out): from the second it began to the one it recovered in,
+    to the end when it did not recover."""
     out = set()
+    end = len(r.get("timeline", []))
     for a in (r.get("faults") or {}).get("actions", []):
-        b, e = a.get("began_s"), a.get("ended_s")
-        if b is not None and e is not None:
-            out.update(range(int(b), int(e) + SETTLE_S + 1))
+        if a.get("began_s") is not None:
+            to = a.get("recovered_t")
+            out.update(range(int(a["began_s"]), (end if to is None else to) + 1))
     return out
 
 

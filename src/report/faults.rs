@@ -127,8 +127,8 @@ pub fn effect(rows: &[SecondRow], began_s: f64, to_t: u32) -> Effect {
 /// Gathers the latency outside fault windows while the run goes on: seconds that may fall
 /// in a window (from a fault's planned begin to its planned end plus the recovery allowed)
 /// are held by second; the rest go straight into `outside`. Once the faults are judged,
-/// held seconds outside every actual window join it. A held second is kept serialized (V2,
-/// a few hundred bytes for a second's latencies, where a histogram is 180 KiB), so a soak of
+/// held seconds outside every actual window join it. A held second is kept serialized (V2:
+/// bytes per latency bucket in use, hundreds to a few KiB, where a histogram is 180 KiB), so a soak of
 /// many faults holds kilobytes per fault, not megabytes.
 pub struct OutsideLatency {
     /// Planned `[from_s, until_s)` spans whose seconds are held.
@@ -160,14 +160,12 @@ impl OutsideLatency {
             let _ = self.outside.add(h);
             return;
         }
-        let sum = self
-            .held
-            .remove(&t)
-            .and_then(|b| thaw(&b))
-            .and_then(|mut sum| {
-                let added = sum.add(h).is_ok();
-                added.then_some(sum)
-            });
+        let mut sum = self.held.remove(&t).and_then(|b| thaw(&b));
+        if let Some(held) = &mut sum
+            && held.add(h).is_err()
+        {
+            sum = None;
+        }
         let h = sum.as_ref().unwrap_or(h);
         let mut bytes = Vec::new();
         match self.serializer.serialize(h, &mut bytes) {
