@@ -273,7 +273,7 @@ impl PyServer {
     /// `GET path` on the server, its body parsed as JSON.
     pub fn get_json(&self, path: &str) -> serde_json::Value {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         write!(
             s,
             "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
