@@ -31,18 +31,20 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 
-# The storm timeline, 20 s each, 429s then resets in turn: the first in the middle of the
-# warm-up (the retry buffers it fills are part of the level the soak holds), then every
-# STORM_EVERY s.
+# The storm timeline, 20 s each, 429s then resets in turn: one of each in the warm-up (at a
+# quarter and at half of it: the retry slots and connection buffers they fill are part of the
+# level the soak holds), then every STORM_EVERY s from there.
+storm() { # AT KIND
+  local knob="share_429: 0.2, retry_after_s: 1"
+  [ "$2" = reset ] && knob="reset_share: 0.05"
+  faults+="  - { at: ${1}s, action: storm, for: 20s, storm: { $knob } }"$'\n'
+}
 faults=""
+storm $((warmup / 4)) 429
+storm $((warmup / 2)) reset
 i=0
-for ((at = warmup / 2; at + 30 < dur; at += every)); do
-  if ((i % 2 == 0)); then
-    knob="share_429: 0.2, retry_after_s: 1"
-  else
-    knob="reset_share: 0.05"
-  fi
-  faults+="  - { at: ${at}s, action: storm, for: 20s, storm: { $knob } }"$'\n'
+for ((at = warmup / 2 + every; at + 30 < dur; at += every)); do
+  if ((i % 2 == 0)); then storm "$at" 429; else storm "$at" reset; fi
   i=$((i + 1))
 done
 [ -n "$faults" ] && faults="faults:"$'\n'"$faults"

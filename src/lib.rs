@@ -23,6 +23,7 @@ pub mod serve;
 pub mod sink;
 pub mod size;
 pub mod spawn;
+pub mod spool;
 pub mod stats;
 #[cfg(test)]
 mod testutil;

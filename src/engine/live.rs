@@ -10,6 +10,7 @@ use hdrhistogram::Histogram;
 
 use crate::engine::merge::{Merger, summary};
 use crate::engine::schedule::Schedule;
+use crate::spool::Spool;
 use crate::stats::Counters;
 use crate::stats::result::{Second, SecondCounts};
 use crate::stats::snapshot::{
@@ -203,10 +204,9 @@ pub fn buckets(h: &Histogram<u64>) -> Buckets {
     }
 }
 
-fn history(seconds: &[Second]) -> Vec<Point> {
-    let from = seconds.len().saturating_sub(HISTORY_SECONDS);
-    seconds[from..]
-        .iter()
+fn history(seconds: &Spool<Second>) -> Vec<Point> {
+    seconds
+        .recent(HISTORY_SECONDS)
         .map(|s| Point {
             t: s.t,
             target_eps: s.target_eps,

@@ -11,8 +11,9 @@ use std::collections::VecDeque;
 
 use hdrhistogram::Histogram;
 
+use crate::spool::Spool;
 use crate::stats::result::{Second, SecondCounts};
-use crate::stats::snapshot::{Latency, LatencySummary};
+use crate::stats::snapshot::{HISTORY_SECONDS, Latency, LatencySummary};
 use crate::stats::{AgentAccount, Counters, Interval, new_histogram};
 
 struct Pending {
@@ -37,7 +38,8 @@ pub struct Merger {
     pending: VecDeque<Pending>,
     /// Cleared histograms of closed seconds, for the next ones.
     spare: Vec<Histogram<u64>>,
-    pub seconds: Vec<Second>,
+    /// Closed seconds: the last `HISTORY_SECONDS` as they are, older ones packed.
+    pub seconds: Spool<Second>,
     per_worker: Vec<usize>,
     done: Vec<bool>,
     /// Told each closed second's two histograms (intended, service), e.g. an HDR log.
@@ -86,7 +88,7 @@ impl Merger {
             measured_service: new_histogram(),
             pending: VecDeque::new(),
             spare: Vec::new(),
-            seconds: Vec::new(),
+            seconds: Spool::new(HISTORY_SECONDS),
             per_worker: vec![0; threads],
             done: vec![false; threads],
             log: None,
@@ -263,7 +265,7 @@ mod tests {
         assert_eq!(w, 1);
         assert!(l.is_empty(), "histograms go back cleared");
         assert_eq!(m.seconds.len(), 1);
-        let s0 = &m.seconds[0];
+        let s0 = m.seconds.get(0).unwrap();
         assert_eq!(s0.counts.events_accepted, 15);
         assert_eq!(s0.counts.lag_ns_max, 10, "a gauge takes the max");
         assert_eq!(s0.target_eps, 100.0);
@@ -272,7 +274,7 @@ mod tests {
         // Worker 1 stops after two seconds: the seconds after close with worker 0 alone.
         m.add(interval(1, 7, &[], true), target);
         assert_eq!(m.seconds.len(), 2);
-        assert_eq!(m.seconds[1].counts.events_accepted, 27);
+        assert_eq!(m.seconds.get(1).unwrap().counts.events_accepted, 27);
         assert!(!m.all_done());
         m.add(interval(0, 1, &[500], false), target);
         assert_eq!(
@@ -280,7 +282,7 @@ mod tests {
             3,
             "worker 1 has stopped: second 2 is complete"
         );
-        assert_eq!(m.seconds[2].target_eps, 300.0);
+        assert_eq!(m.seconds.get(2).unwrap().target_eps, 300.0);
         m.add(interval(0, 0, &[], true), target);
         assert!(m.all_done());
         m.finish(target);

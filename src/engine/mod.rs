@@ -591,7 +591,7 @@ impl Coordinator<'_> {
             latency: m.measured_latency,
             service: m.measured_service,
             warmup: Duration::from_secs_f64(warm),
-            seconds: m.seconds,
+            seconds: m.seconds.into_vec(),
             abort: self.abort.reason(),
             target_events,
             window,

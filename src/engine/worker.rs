@@ -533,9 +533,9 @@ impl Worker {
         let batches = (0..slots)
             .map(|_| Batch {
                 head: Vec::with_capacity(1024),
-                body: Vec::with_capacity(cap),
+                body: crate::bytes::resident(cap),
                 shared: None,
-                gz: Vec::with_capacity(if gzip { cap } else { 0 }),
+                gz: crate::bytes::resident(if gzip { cap } else { 0 }),
                 ends: Vec::with_capacity(udp_events),
                 order: Vec::with_capacity(udp_events),
                 events: 0,

@@ -101,7 +101,7 @@ pub struct WatchSpec {
 }
 
 /// One interval (normally a second).
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Second {
     /// Intervals completed (1 for the first); 0 only in [`Watcher::latest`] before then.
     pub t: u32,
@@ -113,7 +113,7 @@ pub struct Second {
     pub total: Totals,
 }
 
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ProcSecond {
     pub pid: u32,
     /// `comm`, as `stat` gives it.
@@ -133,7 +133,7 @@ pub struct ProcSecond {
     pub alive: bool,
 }
 
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct CgroupSecond {
     pub path: String,
     pub cores: f64,
@@ -144,7 +144,7 @@ pub struct CgroupSecond {
 }
 
 /// Summed over the watched processes and cgroups (not `own`).
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Totals {
     pub cores: f64,
     pub cpu_s: f64,

@@ -16,6 +16,7 @@ use super::{
     CgroupSecond, CgroupSummary, ObserveError, Observed, ProcSecond, ProcSummary, Second, Totals,
     WatchSpec,
 };
+use crate::spool::Spool;
 
 /// The shortest interval we sample at.
 const MIN_INTERVAL: Duration = Duration::from_millis(10);
@@ -501,7 +502,8 @@ struct State {
     t: u32,
     last_sample: Instant,
     last_sample_boot: f64,
-    seconds: Vec<Second>,
+    /// Every interval: the last minute as it is, older ones packed (flat memory however long).
+    seconds: Spool<Second>,
 }
 
 impl State {
@@ -530,7 +532,7 @@ impl State {
             t: 0,
             last_sample: Instant::now(),
             last_sample_boot: procfs::boot_seconds(),
-            seconds: Vec::new(),
+            seconds: Spool::new(60),
         };
         let now = Instant::now();
         for &pid in &spec.pids {
@@ -800,17 +802,14 @@ impl State {
     }
 
     fn observed(self) -> Observed {
+        let seconds = self.seconds.into_vec();
         let processes: Vec<ProcSummary> = self.procs.iter().map(Proc::summary).collect();
         let cgroups: Vec<CgroupSummary> = self.cgroups.iter().map(Cgroup::summary).collect();
-        let total = summary::total_summary(
-            &self.seconds,
-            self.nominal.as_secs_f64(),
-            &processes,
-            &cgroups,
-        );
+        let total =
+            summary::total_summary(&seconds, self.nominal.as_secs_f64(), &processes, &cgroups);
         Observed {
             own: self.own.as_ref().map(Proc::summary),
-            seconds: self.seconds,
+            seconds,
             processes,
             cgroups,
             total,

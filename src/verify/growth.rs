@@ -5,7 +5,9 @@
 //! whose size reaches the line's end. With the send time an accounting tag carries, that is
 //! the line's send → stored lag, to the sampling interval. Bytes a file held when sampling
 //! began are not dated; a file that shrinks (truncated, rewritten in place) stops being dated
-//! from then on, since its offsets no longer name the same bytes.
+//! from then on, since its offsets no longer name the same bytes. Samples are kept as deltas
+//! in LEB128 (about 4 bytes each, not 16) with a checkpoint every `BLOCK`, so a soak's hours
+//! of sampling stay small.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -18,6 +20,8 @@ use super::source::file;
 
 /// Most samples kept per file (at 100 ms, more than a day of growth).
 const MAX_SAMPLES: usize = 1 << 20;
+/// Samples between checkpoints: a lookup decodes at most this many.
+const BLOCK: usize = 128;
 
 /// A file's identity: device and inode.
 pub type FileId = (u64, u64);
@@ -28,7 +32,7 @@ pub struct FileGrowth {
     /// Its size when first seen, if sampling was already going on it was created after.
     pub undated_below: u64,
     /// `(ms since the epoch, size)`, each a size larger than the one before.
-    pub samples: Vec<(u64, u64)>,
+    pub samples: Samples,
     /// It shrank: nothing in it is dated.
     pub shrank: bool,
 }
@@ -49,8 +53,7 @@ impl GrowthLog {
         if g.shrank || end <= g.undated_below {
             return None;
         }
-        let i = g.samples.partition_point(|&(_, size)| size < end);
-        g.samples.get(i).map(|&(t, _)| t)
+        g.samples.first_reaching(end)
     }
 
     /// Notes one sample of file `id` of `size` at `now_ms`; `first` when it is the sampler's
@@ -60,13 +63,95 @@ impl GrowthLog {
             undated_below: if first { size } else { 0 },
             ..FileGrowth::default()
         });
-        let last = g.samples.last().map_or(g.undated_below, |&(_, s)| s);
+        let last = g.samples.last().map_or(g.undated_below, |(_, s)| s);
         if size < last {
             g.shrank = true;
         } else if size > last && g.samples.len() < MAX_SAMPLES {
-            g.samples.push((now_ms, size));
+            g.samples.push(now_ms, size);
         }
     }
+}
+
+/// `(ms, size)` samples, each time and size at least the one before: a checkpoint (the
+/// sample itself, and where its block's deltas begin) every `BLOCK` samples, the others as
+/// LEB128 deltas from the sample before.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Samples {
+    checkpoints: Vec<(u64, u64, usize)>,
+    deltas: Vec<u8>,
+    last: Option<(u64, u64)>,
+    len: usize,
+}
+
+impl Samples {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn last(&self) -> Option<(u64, u64)> {
+        self.last
+    }
+
+    /// Adds a sample; one that goes back in time or size (it cannot: sizes only grow here,
+    /// and the clock is read in order) is stored as no change.
+    pub fn push(&mut self, t: u64, size: u64) {
+        match self.last {
+            Some((lt, ls)) if !self.len.is_multiple_of(BLOCK) => {
+                put_varint(&mut self.deltas, t.saturating_sub(lt));
+                put_varint(&mut self.deltas, size.saturating_sub(ls));
+                self.last = Some((t.max(lt), size.max(ls)));
+            }
+            _ => {
+                self.checkpoints.push((t, size, self.deltas.len()));
+                self.last = Some((t, size));
+            }
+        }
+        self.len += 1;
+    }
+
+    /// The time of the first sample whose size reaches `end`.
+    pub fn first_reaching(&self, end: u64) -> Option<u64> {
+        let i = self.checkpoints.partition_point(|&(_, size, _)| size < end);
+        let Some(&(mut t, mut size, at)) = i.checked_sub(1).and_then(|k| self.checkpoints.get(k))
+        else {
+            return self.checkpoints.first().map(|&(t, _, _)| t);
+        };
+        let stop = self.checkpoints.get(i).map_or(self.deltas.len(), |c| c.2);
+        let mut rest = self.deltas.get(at..stop).unwrap_or_default();
+        while let (Some(dt), Some(ds)) = (take_varint(&mut rest), take_varint(&mut rest)) {
+            t += dt;
+            size += ds;
+            if size >= end {
+                return Some(t);
+            }
+        }
+        self.checkpoints.get(i).map(|&(t, _, _)| t)
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn take_varint(rest: &mut &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&b, tail) = rest.split_first()?;
+        *rest = tail;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(v);
+        }
+    }
+    None
 }
 
 /// The identity of an open or named file.
@@ -184,6 +269,32 @@ mod tests {
         // A file that shrinks is not dated any more.
         l.note(f, 10, 1_400, false);
         assert_eq!(l.arrival_ms(f, 251), None);
+    }
+
+    #[test]
+    fn packed_samples_date_as_a_plain_list_would_in_a_few_bytes_each() {
+        let mut plain = Vec::new();
+        let mut packed = Samples::default();
+        let (mut t, mut size) = (1_764_000_000_000u64, 0u64);
+        for k in 0..(3 * BLOCK + 17) as u64 {
+            t += 100 + k % 3;
+            size += 40_000 + (k * 7919) % 5_000;
+            plain.push((t, size));
+            packed.push(t, size);
+        }
+        assert_eq!(packed.len(), plain.len());
+        assert_eq!(packed.last(), plain.last().copied());
+        for end in (0..size + 2).step_by(997).chain([1, size, size + 1]) {
+            let want = plain
+                .get(plain.partition_point(|&(_, s)| s < end))
+                .map(|&(t, _)| t);
+            assert_eq!(packed.first_reaching(end), want, "end {end}");
+        }
+        for &(t, s) in &plain {
+            assert_eq!(packed.first_reaching(s), Some(t));
+        }
+        let bytes = packed.deltas.len() + packed.checkpoints.len() * 24;
+        assert!(bytes < plain.len() * 6, "{bytes} bytes for {}", plain.len());
     }
 
     #[test]

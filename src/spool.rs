@@ -1,0 +1,211 @@
+//! `Spool<T>`: an append-only record of a run's seconds in memory that stays flat however
+//! long the run: the last `keep` items are held as they are (the live views read them), and
+//! older ones are packed, `BLOCK` at a time, as CBOR compressed with deflate (about a tenth of
+//! their size). `into_vec` gives every item back, in order, when the run ends.
+//!
+//! Packing cannot lose an item: an item that fails to encode (it cannot, for the plain
+//! structs kept here) stays in memory unpacked.
+
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+
+use flate2::Compression;
+use flate2::read::DeflateDecoder;
+use flate2::write::DeflateEncoder;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Items packed together: large enough to compress well (their keys repeat), small enough
+/// that an unpacked block is a few tens of KB.
+const BLOCK: usize = 256;
+
+pub struct Spool<T> {
+    keep: usize,
+    /// Packed blocks, oldest first, each `BLOCK` items.
+    packed: Vec<Box<[u8]>>,
+    /// Items too old to keep as they are, not packed yet (fewer than `BLOCK`), or that did
+    /// not pack.
+    unpacked: Vec<T>,
+    recent: VecDeque<T>,
+    len: usize,
+}
+
+impl<T: Serialize + DeserializeOwned> Spool<T> {
+    /// A spool holding its last `keep` items as they are.
+    pub fn new(keep: usize) -> Spool<T> {
+        Spool {
+            keep: keep.max(1),
+            packed: Vec::new(),
+            unpacked: Vec::new(),
+            recent: VecDeque::new(),
+            len: 0,
+        }
+    }
+
+    pub fn push(&mut self, item: T) {
+        self.len += 1;
+        self.recent.push_back(item);
+        if self.recent.len() > self.keep
+            && let Some(old) = self.recent.pop_front()
+        {
+            self.unpacked.push(old);
+            if self.unpacked.len() == BLOCK {
+                self.pack();
+            }
+        }
+    }
+
+    /// Items pushed so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn last(&self) -> Option<&T> {
+        self.recent.back()
+    }
+
+    /// Item `i`, while it is held as it is (one of the last `keep`).
+    pub fn get(&self, i: usize) -> Option<&T> {
+        let first = self.len - self.recent.len();
+        i.checked_sub(first).and_then(|k| self.recent.get(k))
+    }
+
+    /// The last `n` items (fewer when fewer are held as they are), oldest first.
+    pub fn recent(&self, n: usize) -> impl Iterator<Item = &T> {
+        self.recent.iter().skip(self.recent.len().saturating_sub(n))
+    }
+
+    /// Every item pushed, in order.
+    pub fn into_vec(self) -> Vec<T> {
+        let mut out = Vec::with_capacity(self.len);
+        for block in &self.packed {
+            out.extend(unpack::<T>(block));
+        }
+        out.extend(self.unpacked);
+        out.extend(self.recent);
+        out
+    }
+
+    /// Packs the unpacked items into one block; if they do not encode they stay as they are.
+    fn pack(&mut self) {
+        let mut enc = DeflateEncoder::new(Vec::new(), Compression::fast());
+        let encoded = self
+            .unpacked
+            .iter()
+            .try_for_each(|item| ciborium::into_writer(item, &mut enc).map_err(|_| ()))
+            .and_then(|()| enc.flush().map_err(|_| ()))
+            .and_then(|()| enc.finish().map_err(|_| ()));
+        if let Ok(block) = encoded {
+            self.packed.push(block.into_boxed_slice());
+            self.unpacked.clear();
+        }
+    }
+}
+
+/// The items of one block. Blocks are written by `pack` in this process, so they decode; the
+/// loop still stops at the first item that does not rather than panic.
+fn unpack<T: DeserializeOwned>(block: &[u8]) -> Vec<T> {
+    let mut raw = Vec::new();
+    if DeflateDecoder::new(block).read_to_end(&mut raw).is_err() {
+        return Vec::new();
+    }
+    let mut items = Vec::with_capacity(BLOCK);
+    let mut rest: &[u8] = &raw;
+    while !rest.is_empty() {
+        match ciborium::from_reader::<T, _>(&mut rest) {
+            Ok(item) => items.push(item),
+            Err(_) => break,
+        }
+    }
+    items
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+    struct Row {
+        t: u32,
+        name: String,
+        p99: f64,
+        gauge: Option<u64>,
+    }
+
+    fn row(t: u32) -> Row {
+        Row {
+            t,
+            name: format!("second {t}"),
+            p99: if t.is_multiple_of(7) { f64::NAN } else { t as f64 / 3.0 },
+            gauge: t.is_multiple_of(2).then_some(u64::from(t) << 40),
+        }
+    }
+
+    fn same(a: &Row, b: &Row) -> bool {
+        a.t == b.t && a.name == b.name && a.gauge == b.gauge && a.p99.to_bits() == b.p99.to_bits()
+    }
+
+    #[test]
+    fn every_item_comes_back_in_order_bit_for_bit() {
+        for n in [
+            0,
+            1,
+            10,
+            11,
+            BLOCK + 10,
+            3 * BLOCK + 10,
+            3 * BLOCK + 11,
+            5000,
+        ] {
+            let mut s = Spool::new(10);
+            for t in 0..n as u32 {
+                s.push(row(t));
+            }
+            assert_eq!(s.len(), n);
+            assert_eq!(s.last().map(|r| r.t), n.checked_sub(1).map(|t| t as u32));
+            let back = s.into_vec();
+            assert_eq!(back.len(), n);
+            for (t, r) in back.iter().enumerate() {
+                assert!(same(r, &row(t as u32)), "{t}: {r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_recent_items_are_the_last_ones_held_as_they_are() {
+        let mut s = Spool::new(600);
+        for t in 0..2000 {
+            s.push(row(t));
+        }
+        let last: Vec<u32> = s.recent(5).map(|r| r.t).collect();
+        assert_eq!(last, vec![1995, 1996, 1997, 1998, 1999]);
+        assert_eq!(s.recent(10_000).count(), 600);
+        assert_eq!(s.get(1400).map(|r| r.t), Some(1400));
+        assert!(
+            s.get(1399).is_none() && s.get(2000).is_none(),
+            "packed, or not yet pushed"
+        );
+        assert_eq!(s.recent.len(), 600);
+        assert_eq!(s.packed.len(), (2000 - 600) / BLOCK);
+        assert_eq!(s.unpacked.len(), (2000 - 600) % BLOCK);
+    }
+
+    #[test]
+    fn a_packed_block_is_much_smaller_than_its_items() {
+        let mut s = Spool::new(1);
+        for t in 0..=BLOCK as u32 {
+            s.push(row(t));
+        }
+        assert_eq!(s.packed.len(), 1);
+        let raw = BLOCK * std::mem::size_of::<Row>();
+        assert!(
+            s.packed[0].len() * 3 < raw,
+            "{} of {raw}",
+            s.packed[0].len()
+        );
+    }
+}
