@@ -13,7 +13,9 @@
 //!
 //! One serving thread answers GETs from the latest snapshot; a POST is answered on a short
 //! thread of its own (at most `MAX_POSTS_IN_FLIGHT`), so a client that stalls its body holds
-//! only that thread. Writes to a client time out after `SEND_TIMEOUT`.
+//! only that thread. Writes to a client time out after `SEND_TIMEOUT`. `answer_now` answers a
+//! request given as a head and bytes through the same checks and routes, with no server (the
+//! `status_request` fuzz target, `serve::fuzz`).
 
 use std::fmt;
 use std::io;
@@ -220,7 +222,7 @@ fn checked_token(opts: &StatusOptions) -> Result<Option<Vec<u8>>, StatusError> {
 }
 
 /// What the serving threads share.
-struct Ctx {
+pub(super) struct Ctx {
     policy: Policy,
     snapshots: Arc<SnapshotCell>,
     control: Control,
@@ -229,7 +231,7 @@ struct Ctx {
 }
 
 impl Ctx {
-    fn new(policy: Policy, snapshots: Arc<SnapshotCell>, control: Control) -> Ctx {
+    pub(super) fn new(policy: Policy, snapshots: Arc<SnapshotCell>, control: Control) -> Ctx {
         Ctx {
             policy,
             snapshots,
@@ -237,6 +239,11 @@ impl Ctx {
             page_csp: page_csp(PAGE),
             posts: Arc::new(AtomicUsize::new(0)),
         }
+    }
+
+    /// The page's CSP, which `guard::response` needs.
+    pub(super) fn csp(&self) -> &str {
+        &self.page_csp
     }
 }
 
@@ -260,6 +267,16 @@ fn handle(ctx: &Arc<Ctx>, mut req: Request) {
         Ok(route) => answer(ctx, route, &mut req),
     };
     send(req, reply, &ctx.page_csp);
+}
+
+/// The answer to a request given as its head and the bytes after it, at once and with no
+/// server: what `handle` answers (the same checks, route, body reading and action), for the
+/// fuzz target.
+pub(super) fn answer_now(ctx: &Ctx, head: &Head, mut body: &[u8]) -> Reply {
+    match decide(head, &ctx.policy) {
+        Err(refusal) => refusal.reply(),
+        Ok(route) => answer(ctx, route, &mut body),
+    }
 }
 
 /// A route's answer; for a control action the body is read first (at most `MAX_BODY_BYTES`)

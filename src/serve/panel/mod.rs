@@ -11,7 +11,10 @@
 //! sample being rendered) holds only its own; a request with a body is answered on a short
 //! thread of its own (at most `MAX_BODIES_IN_FLIGHT`), so a client that stalls its body holds
 //! no serving thread. (No read timeout on the listener: on Linux it would make `accept` give
-//! up after it, and tiny_http stops accepting at the first error.)
+//! up after it, and tiny_http stops accepting at the first error.) `answer_now` answers a
+//! request given as a head and bytes through the same checks, routes and handlers, with no
+//! server and a context (`Ctx::detached`) whose runner never launches a run (the
+//! `panel_request` fuzz target, `serve::fuzz`).
 
 mod packs;
 mod reports;
@@ -182,6 +185,24 @@ impl Ctx {
             bodies: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         }
     }
+
+    /// A context that answers requests with no server and starts no run (the fuzz target's):
+    /// the token rules, directories and secret store as `PanelServer::start` takes them from
+    /// `opts` (its port the one the Host must name), the packs of `catalog`, and a runner that
+    /// prepares a run and stops there.
+    pub(in crate::serve) fn detached(
+        opts: &PanelOptions,
+        catalog: Catalog,
+    ) -> Result<Arc<Ctx>, PanelError> {
+        let policy = Policy {
+            port: opts.listen.port(),
+            loopback: opts.listen.ip().is_loopback(),
+            token: checked_token(opts)?,
+        };
+        let dirs = open_dirs(opts)?;
+        let runner = runner::Runner::never_launching();
+        Ok(Arc::new(Ctx::new(opts, policy, dirs, catalog, runner)))
+    }
 }
 
 /// A running panel; `shutdown` (or drop) stops it, stopping a run in progress first.
@@ -313,6 +334,16 @@ fn handle(ctx: &Arc<Ctx>, mut req: Request) {
         Ok(route) => answer_read(ctx, route, &mut req),
     };
     guard::send(req, reply, guard::SELF_CSP);
+}
+
+/// The answer to a request given as its head and the bytes after it, at once and with no
+/// server: what `handle` answers (the same checks, route, body reading and handler), for the
+/// fuzz target.
+pub(in crate::serve) fn answer_now(ctx: &Arc<Ctx>, head: &Head, mut body: &[u8]) -> Reply {
+    match decide(head, &ctx.policy) {
+        Err(refusal) => refusal.reply(),
+        Ok(route) => answer_read(ctx, route, &mut body),
+    }
 }
 
 /// Answers a request with a body on a thread of its own, so a body that trickles in holds

@@ -4,7 +4,8 @@
 //! page's control bodies and answers), and when it ends its report written to
 //! `--reports-dir` and kept in memory as `last`. A start is parsed, refused while a run is
 //! going (409), prepared (the config read and checked, the flags taken) and only then
-//! launched (planned, which resolves the target, and started).
+//! launched (planned, which resolves the target, and started); a runner made
+//! `never_launching` stops after preparing (a panel with no server: the fuzz target).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -24,6 +25,17 @@ use crate::serve::status::act;
 #[derive(Default)]
 pub struct Runner {
     state: Mutex<State>,
+    launch: Launch,
+}
+
+/// Whether a run that is prepared is launched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Launch {
+    #[default]
+    Runs,
+    /// A panel answering with no server (the fuzz target): a start is checked and prepared,
+    /// and answered without planning it (which resolves names) or starting anything.
+    Never,
 }
 
 #[derive(Default)]
@@ -54,6 +66,14 @@ struct Last {
 }
 
 impl Runner {
+    /// A runner that prepares runs and never launches one.
+    pub fn never_launching() -> Runner {
+        Runner {
+            launch: Launch::Never,
+            ..Runner::default()
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves plain data behind: carry on with it.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -147,6 +167,12 @@ pub fn start(ctx: &Arc<Ctx>, body: &[u8]) -> Reply {
         Ok(p) => p,
         Err(r) => return r,
     };
+    if ctx.runner.launch == Launch::Never {
+        return Reply::value(
+            200,
+            &json!({"ok": true, "launched": false, "config": prepared.label}),
+        );
+    }
     match launch(ctx, prepared) {
         Ok((active, name, run_id)) => {
             st.active = Some(active);
