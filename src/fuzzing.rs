@@ -3,7 +3,8 @@
 //! under cargo-fuzz (libFuzzer, nightly) for long local runs; `tests/fuzz_stable.rs` drives
 //! the same functions on stable from the seed corpus in `fuzz/corpus/<target>/` for a fixed
 //! budget per target. Where a parser reads a stream, the input's first byte chooses where it
-//! is split, so every split point gets tried. `TARGETS` names them all, in one place.
+//! is split, so every split point gets tried. The web handlers take a whole request (head and
+//! body) and answer it with no server. `TARGETS` names them all, in one place.
 
 use crate::config::secrets::Store;
 
@@ -22,6 +23,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("sink_bodies", sink_bodies),
     ("syslog_frames", syslog_frames),
     ("acct_tags", acct_tags),
+    ("status_request", status_request),
+    ("panel_request", panel_request),
 ];
 
 fn text(data: &[u8]) -> String {
@@ -124,4 +127,16 @@ pub fn acct_tags(data: &[u8]) {
     crate::acct::find_tags(data, |t| {
         let _ = (t.agent, t.seq);
     });
+}
+
+/// A request to the status page (an HTTP/1.1 head and a body), answered with no server:
+/// checks, routes, the snapshot and control actions, and the response's headers.
+pub fn status_request(data: &[u8]) {
+    crate::serve::fuzz::status_request(data);
+}
+
+/// A request to the control panel, answered with no server and without launching a run:
+/// checks, routes, every API handler on a scratch directory, and the response's headers.
+pub fn panel_request(data: &[u8]) {
+    crate::serve::fuzz::panel_request(data);
 }

@@ -68,12 +68,7 @@ impl Catalog {
             sources.extend(read_dir(&d)?);
         }
         searched.push("<embedded>".into());
-        for (name, text) in embedded::PACKS {
-            sources.push(PackSource {
-                file: format!("<embedded>/{name}"),
-                text: (*text).to_string(),
-            });
-        }
+        sources.extend(embedded_sources());
         // Keep the first source of each id.
         let mut seen: Vec<String> = Vec::new();
         sources.retain(|s| match quick_id(&s.text) {
@@ -85,6 +80,14 @@ impl Catalog {
             None => true,
         });
         Ok(Catalog { sources, searched })
+    }
+
+    /// The packs built into the binary alone: no directory is read.
+    pub fn embedded() -> Catalog {
+        Catalog {
+            sources: embedded_sources().collect(),
+            searched: vec!["<embedded>".into()],
+        }
     }
 
     /// The source whose `id:` is `id`.
@@ -104,6 +107,13 @@ impl Catalog {
         v.sort();
         v
     }
+}
+
+fn embedded_sources() -> impl Iterator<Item = PackSource> {
+    embedded::PACKS.iter().map(|(name, text)| PackSource {
+        file: format!("<embedded>/{name}"),
+        text: (*text).to_string(),
+    })
 }
 
 fn read_dir(d: &Path) -> Result<Vec<PackSource>, String> {

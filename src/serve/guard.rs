@@ -5,13 +5,17 @@
 //! neither a cross-site form nor a simple request can act); no CORS header is ever sent;
 //! every answer is `no-store`, `nosniff`, unframeable, and a page runs under a CSP that allows
 //! only its own inline script and style (by hash) and fetches to itself.
+//!
+//! A request's `Head` and body are read the same from a tiny_http request or from bytes
+//! (`Head::from_parts`, `BodySource`, `read_body`), and an answer is built (`response`) apart
+//! from writing it (`respond`), so the fuzz targets run these rules with no socket.
 
-use std::io;
+use std::io::{self, Read};
 use std::net::{SocketAddr, TcpListener};
 use std::time::Duration;
 
 use base64::Engine;
-use tiny_http::{Header, Method, Request, Response};
+use tiny_http::{Header, Request};
 
 /// The longest token taken.
 pub const MAX_TOKEN_BYTES: usize = 1024;
@@ -137,7 +141,7 @@ pub enum Body {
 }
 
 impl Body {
-    fn content_type(self) -> &'static str {
+    pub fn content_type(self) -> &'static str {
         match self {
             Body::Html => "text/html; charset=utf-8",
             Body::Json => "application/json",
@@ -198,17 +202,22 @@ impl Reply {
 const JSON_CSP: &str =
     "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// Writes the answer with the headers every answer carries (never a CORS header). A client
-/// gone meanwhile is not an error worth more than dropping the answer.
-pub fn send(req: Request, reply: Reply, page_csp: &str) {
+/// An answer as it goes out: status, every header, body.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+}
+
+/// The answer with the headers every answer carries (never a CORS header): what `send`
+/// writes, built without a request.
+pub fn response(reply: Reply, page_csp: &str) -> Response {
     let csp = if reply.body_kind == Body::Html {
         page_csp
     } else {
         JSON_CSP
     };
-    let mut resp = Response::from_data(reply.body)
-        .with_status_code(reply.status)
-        .with_chunked_threshold(usize::MAX);
     let common = [
         ("Content-Type", reply.body_kind.content_type()),
         ("Cache-Control", "no-store"),
@@ -219,13 +228,35 @@ pub fn send(req: Request, reply: Reply, page_csp: &str) {
         ("Cross-Origin-Resource-Policy", "same-origin"),
         ("Cross-Origin-Opener-Policy", "same-origin"),
     ];
-    let extra = reply.extra.iter().map(|(n, v)| (*n, v.as_str()));
-    for (name, value) in common.into_iter().chain(extra) {
+    let mut headers: Vec<(&'static str, String)> = common
+        .into_iter()
+        .map(|(n, v)| (n, v.to_string()))
+        .collect();
+    headers.extend(reply.extra);
+    Response {
+        status: reply.status,
+        headers,
+        body: reply.body,
+    }
+}
+
+/// Writes the answer on the request's connection (a header tiny_http cannot carry is left
+/// out). A client gone meanwhile is not an error worth more than dropping the answer.
+pub fn respond(req: Request, r: Response) {
+    let mut resp = tiny_http::Response::from_data(r.body)
+        .with_status_code(r.status)
+        .with_chunked_threshold(usize::MAX);
+    for (name, value) in &r.headers {
         if let Ok(h) = Header::from_bytes(name.as_bytes(), value.as_bytes()) {
             resp.add_header(h);
         }
     }
     let _ = req.respond(resp);
+}
+
+/// Writes the answer with the headers every answer carries.
+pub fn send(req: Request, reply: Reply, page_csp: &str) {
+    respond(req, response(reply, page_csp));
 }
 
 /// The policy of a page whose script and style are files of this server (the panel).
@@ -291,6 +322,17 @@ pub enum Verb {
 }
 
 impl Verb {
+    /// The verb of a request line's method (case matters, as in HTTP).
+    pub fn named(method: &str) -> Verb {
+        match method {
+            "GET" => Verb::Get,
+            "POST" => Verb::Post,
+            "PUT" => Verb::Put,
+            "DELETE" => Verb::Delete,
+            _ => Verb::Other,
+        }
+    }
+
     /// A request that may change something: it must come from this origin, as JSON.
     pub fn writes(self) -> bool {
         matches!(self, Verb::Post | Verb::Put | Verb::Delete)
@@ -320,33 +362,100 @@ pub struct Head<'a> {
 }
 
 impl<'a> Head<'a> {
+    /// The head of a tiny_http request.
     pub fn of(req: &'a Request) -> Head<'a> {
-        let field = |name: &'static str| {
-            let mut f = Field::Absent;
-            for h in req.headers().iter().filter(|h| h.field.equiv(name)) {
-                f = match f {
-                    Field::Absent => Field::One(h.value.as_str()),
-                    _ => Field::Many,
-                };
-            }
-            f
-        };
-        let verb = match req.method() {
-            Method::Get => Verb::Get,
-            Method::Post => Verb::Post,
-            Method::Put => Verb::Put,
-            Method::Delete => Verb::Delete,
-            _ => Verb::Other,
-        };
-        Head {
+        let headers = req
+            .headers()
+            .iter()
+            .map(|h| (h.field.as_str().as_str(), h.value.as_str()));
+        Head::from_parts(Verb::named(req.method().as_str()), req.url(), headers)
+    }
+
+    /// The head of a request given as its verb, its target (path and query) and its headers
+    /// as (name, value) pairs; names are matched without regard to case.
+    pub fn from_parts(
+        verb: Verb,
+        path: &'a str,
+        headers: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Head<'a> {
+        let mut head = Head {
             verb,
-            path: req.url(),
-            host: field("Host"),
-            origin: field("Origin"),
-            fetch_site: field("Sec-Fetch-Site"),
-            content_type: field("Content-Type"),
-            authorization: field("Authorization"),
+            path,
+            host: Field::Absent,
+            origin: Field::Absent,
+            fetch_site: Field::Absent,
+            content_type: Field::Absent,
+            authorization: Field::Absent,
+        };
+        for (name, value) in headers {
+            let field = match name {
+                n if n.eq_ignore_ascii_case("Host") => &mut head.host,
+                n if n.eq_ignore_ascii_case("Origin") => &mut head.origin,
+                n if n.eq_ignore_ascii_case("Sec-Fetch-Site") => &mut head.fetch_site,
+                n if n.eq_ignore_ascii_case("Content-Type") => &mut head.content_type,
+                n if n.eq_ignore_ascii_case("Authorization") => &mut head.authorization,
+                _ => continue,
+            };
+            *field = match field {
+                Field::Absent => Field::One(value),
+                _ => Field::Many,
+            };
         }
+        head
+    }
+}
+
+/// Where a request's body is read from: a tiny_http request, or bytes (the fuzz targets').
+pub trait BodySource {
+    /// The length the request declares (`Content-Length`), when it declares one.
+    fn declared_len(&self) -> Option<usize>;
+    fn reader(&mut self) -> &mut dyn Read;
+}
+
+impl BodySource for Request {
+    fn declared_len(&self) -> Option<usize> {
+        self.body_length()
+    }
+
+    fn reader(&mut self) -> &mut dyn Read {
+        self.as_reader()
+    }
+}
+
+impl BodySource for &[u8] {
+    fn declared_len(&self) -> Option<usize> {
+        Some(self.len())
+    }
+
+    fn reader(&mut self) -> &mut dyn Read {
+        self
+    }
+}
+
+/// Reads a body of at most `max` bytes: one declared longer is refused before a byte is read
+/// (413), one that turns out longer after `max + 1` bytes (413), a read that fails is a 400.
+pub fn read_body(src: &mut impl BodySource, max: usize) -> Result<Vec<u8>, Reply> {
+    let too_large = || Reply::error(413, &format!("the request body is over {}", shown(max)));
+    if src.declared_len().is_some_and(|n| n > max) {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    src.reader()
+        .take(max as u64 + 1)
+        .read_to_end(&mut body)
+        .map_err(|_| Reply::error(400, "the request body could not be read"))?;
+    if body.len() > max {
+        return Err(too_large());
+    }
+    Ok(body)
+}
+
+/// A byte count for a person: `4 KiB`, `1 MiB`, or `N bytes`.
+fn shown(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 && n.is_multiple_of(1 << 20) => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n.is_multiple_of(1 << 10) => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
     }
 }
 
@@ -645,6 +754,84 @@ mod tests {
         ] {
             assert_eq!(is_json(ct), want, "{ct:?}");
         }
+    }
+
+    #[test]
+    fn heads_from_parts() {
+        use Field::*;
+        let h = Head::from_parts(
+            Verb::named("POST"),
+            "/control/stop?x=1",
+            [
+                ("host", "127.0.0.1:8080"),
+                ("CONTENT-TYPE", "application/json"),
+                ("Origin", "http://a"),
+                ("origin", "http://b"),
+                ("X-Other", "ignored"),
+            ],
+        );
+        assert_eq!((h.verb, h.path), (Verb::Post, "/control/stop?x=1"));
+        assert_eq!(h.host, One("127.0.0.1:8080"));
+        assert_eq!(h.content_type, One("application/json"));
+        assert_eq!(h.origin, Many);
+        assert_eq!((h.fetch_site, h.authorization), (Absent, Absent));
+        for (m, v) in [
+            ("GET", Verb::Get),
+            ("PUT", Verb::Put),
+            ("DELETE", Verb::Delete),
+            ("get", Verb::Other),
+            ("HEAD", Verb::Other),
+            ("", Verb::Other),
+        ] {
+            assert_eq!(Verb::named(m), v, "{m:?}");
+        }
+    }
+
+    #[test]
+    fn bodies_are_bounded() {
+        let read = |b: &[u8], max| read_body(&mut { b }, max).map_err(|r| r.status);
+        assert_eq!(read(b"", 4), Ok(Vec::new()));
+        assert_eq!(read(b"four", 4), Ok(b"four".to_vec()));
+        assert_eq!(read(b"five!", 4), Err(413));
+        let over = read_body(&mut { &[0u8; 4097][..] }, 4096).unwrap_err();
+        assert!(String::from_utf8_lossy(&over.body).contains("over 4 KiB"));
+        let over = read_body(&mut { &[0u8; (1 << 20) + 1][..] }, 1 << 20).unwrap_err();
+        assert!(String::from_utf8_lossy(&over.body).contains("over 1 MiB"));
+        assert_eq!(shown(1000), "1000 bytes");
+    }
+
+    #[test]
+    fn responses_carry_the_common_headers() {
+        let page = response(Reply::html("<p>"), "page-policy");
+        let get = |r: &Response, name: &str| {
+            r.headers
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(page.status, 200);
+        assert_eq!(page.body, b"<p>");
+        assert_eq!(
+            get(&page, "Content-Security-Policy").as_deref(),
+            Some("page-policy")
+        );
+        assert_eq!(get(&page, "Cache-Control").as_deref(), Some("no-store"));
+        let refused = response(Refusal::new(401, "token").reply(), "page-policy");
+        assert_eq!(refused.status, 401);
+        assert_eq!(
+            get(&refused, "Content-Security-Policy").as_deref(),
+            Some(JSON_CSP)
+        );
+        assert_eq!(
+            get(&refused, "Content-Type").as_deref(),
+            Some("application/json")
+        );
+        assert!(get(&refused, "WWW-Authenticate").is_some());
+        let names: Vec<&str> = refused.headers.iter().map(|(n, _)| *n).collect();
+        assert!(
+            !names.iter().any(|n| n.starts_with("Access-Control")),
+            "{names:?}"
+        );
     }
 
     #[test]

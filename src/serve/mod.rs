@@ -2,11 +2,14 @@
 //! coordinator publishes and steering only through `run::Control`: `metrics` is the
 //! Prometheus `/metrics` endpoint, `status` the status page, `panel` the control panel of
 //! `ingestbench serve` (which starts runs itself); `guard` holds the security rules they all
-//! obey and `files` the panel's directories. `Live` starts what a run's
-//! `ServePlan` asks for before the run starts (so a port that is taken fails the run at once)
-//! and stops it after the run, lingering if asked so the last scrape sees the final figures.
+//! obey, `files` the panel's directories, and `fuzz` answers requests given as bytes through
+//! the status page's and the panel's handlers with no server (fuzz targets). `Live` starts
+//! what a run's `ServePlan` asks for before the run starts (so a port that is taken fails the
+//! run at once) and stops it after the run, lingering if asked so the last scrape sees the
+//! final figures.
 
 pub mod files;
+pub mod fuzz;
 pub mod guard;
 pub mod metrics;
 pub mod panel;

@@ -13,10 +13,12 @@
 //!
 //! One serving thread answers GETs from the latest snapshot; a POST is answered on a short
 //! thread of its own (at most `MAX_POSTS_IN_FLIGHT`), so a client that stalls its body holds
-//! only that thread. Writes to a client time out after `SEND_TIMEOUT`.
+//! only that thread. Writes to a client time out after `SEND_TIMEOUT`. `answer_now` answers a
+//! request given as a head and bytes through the same checks and routes, with no server (the
+//! `status_request` fuzz target, `serve::fuzz`).
 
 use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -27,7 +29,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use tiny_http::{Request, Server};
 
-use super::guard::{self, Head, Policy, Refusal, Reply, Verb, page_csp, send};
+use super::guard::{self, BodySource, Head, Policy, Refusal, Reply, Verb, page_csp, send};
 
 use crate::engine::schedule::{Control, ControlError, Rate};
 use crate::stats::snapshot::SnapshotCell;
@@ -155,17 +157,12 @@ impl StatusServer {
             reason: e.to_string(),
         })?;
         let server = Arc::new(server);
-        let ctx = Arc::new(Ctx {
-            policy: Policy {
-                port: addr.port(),
-                loopback: addr.ip().is_loopback(),
-                token,
-            },
-            snapshots,
-            control,
-            page_csp: page_csp(PAGE),
-            posts: Arc::new(AtomicUsize::new(0)),
-        });
+        let policy = Policy {
+            port: addr.port(),
+            loopback: addr.ip().is_loopback(),
+            token,
+        };
+        let ctx = Arc::new(Ctx::new(policy, snapshots, control));
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let (server, stop) = (server.clone(), stop.clone());
@@ -225,12 +222,29 @@ fn checked_token(opts: &StatusOptions) -> Result<Option<Vec<u8>>, StatusError> {
 }
 
 /// What the serving threads share.
-struct Ctx {
+pub(super) struct Ctx {
     policy: Policy,
     snapshots: Arc<SnapshotCell>,
     control: Control,
     page_csp: String,
     posts: Arc<AtomicUsize>,
+}
+
+impl Ctx {
+    pub(super) fn new(policy: Policy, snapshots: Arc<SnapshotCell>, control: Control) -> Ctx {
+        Ctx {
+            policy,
+            snapshots,
+            control,
+            page_csp: page_csp(PAGE),
+            posts: Arc::new(AtomicUsize::new(0)),
+        }
+    }
+
+    /// The page's CSP, which `guard::response` needs.
+    pub(super) fn csp(&self) -> &str {
+        &self.page_csp
+    }
 }
 
 /// The serving loop: one request at a time until asked to stop.
@@ -246,13 +260,35 @@ fn serve(server: &Server, ctx: &Arc<Ctx>, stop: &AtomicBool) {
     }
 }
 
-fn handle(ctx: &Arc<Ctx>, req: Request) {
-    let decision = decide(&Head::of(&req), &ctx.policy);
-    match decision {
-        Err(refusal) => send(req, refusal.reply(), &ctx.page_csp),
-        Ok(Route::Page) => send(req, Reply::html(PAGE), &ctx.page_csp),
-        Ok(Route::Status) => send(req, status_reply(ctx), &ctx.page_csp),
-        Ok(Route::Control(action)) => dispatch_post(ctx, req, action),
+fn handle(ctx: &Arc<Ctx>, mut req: Request) {
+    let reply = match decide(&Head::of(&req), &ctx.policy) {
+        Err(refusal) => refusal.reply(),
+        Ok(Route::Control(action)) => return dispatch_post(ctx, req, action),
+        Ok(route) => answer(ctx, route, &mut req),
+    };
+    send(req, reply, &ctx.page_csp);
+}
+
+/// The answer to a request given as its head and the bytes after it, at once and with no
+/// server: what `handle` answers (the same checks, route, body reading and action), for the
+/// fuzz target.
+pub(super) fn answer_now(ctx: &Ctx, head: &Head, mut body: &[u8]) -> Reply {
+    match decide(head, &ctx.policy) {
+        Err(refusal) => refusal.reply(),
+        Ok(route) => answer(ctx, route, &mut body),
+    }
+}
+
+/// A route's answer; for a control action the body is read first (at most `MAX_BODY_BYTES`)
+/// and the action taken on `Control`, which answers at once (nothing waits on the run).
+fn answer(ctx: &Ctx, route: Route, body: &mut impl BodySource) -> Reply {
+    match route {
+        Route::Page => Reply::html(PAGE),
+        Route::Status => status_reply(ctx),
+        Route::Control(action) => match guard::read_body(body, MAX_BODY_BYTES) {
+            Ok(body) => act(&ctx.control, action, &body),
+            Err(reply) => reply,
+        },
     }
 }
 
@@ -277,18 +313,11 @@ fn dispatch_post(ctx: &Arc<Ctx>, req: Request, action: Action) {
         .spawn(move || {
             let _slot = slot;
             let mut req = req;
-            let reply = catch_unwind(AssertUnwindSafe(|| control_reply(&ctx, &mut req, action)))
+            let route = Route::Control(action);
+            let reply = catch_unwind(AssertUnwindSafe(|| answer(&ctx, route, &mut req)))
                 .unwrap_or_else(|_| Reply::error(500, "internal error"));
             send(req, reply, &ctx.page_csp);
         });
-}
-
-/// Reads the body, takes the action, and says how it went.
-fn control_reply(ctx: &Ctx, req: &mut Request, action: Action) -> Reply {
-    match read_body(req) {
-        Ok(body) => act(&ctx.control, action, &body),
-        Err(reply) => reply,
-    }
 }
 
 /// Takes a control action with its JSON body (the rate's, or none) and says how it went:
@@ -314,22 +343,6 @@ pub(crate) fn act(c: &Control, action: Action, body: &[u8]) -> Reply {
         c.refresh();
     }
     outcome_reply(outcome)
-}
-
-fn read_body(req: &mut Request) -> Result<Vec<u8>, Reply> {
-    let too_large = || Reply::error(413, "the request body is over 4 KiB");
-    if req.body_length().is_some_and(|n| n > MAX_BODY_BYTES) {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    req.as_reader()
-        .take(MAX_BODY_BYTES as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|_| Reply::error(400, "the request body could not be read"))?;
-    if body.len() > MAX_BODY_BYTES {
-        return Err(too_large());
-    }
-    Ok(body)
 }
 
 fn outcome_reply(outcome: Result<(), ControlError>) -> Reply {

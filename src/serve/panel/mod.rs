@@ -11,7 +11,10 @@
 //! sample being rendered) holds only its own; a request with a body is answered on a short
 //! thread of its own (at most `MAX_BODIES_IN_FLIGHT`), so a client that stalls its body holds
 //! no serving thread. (No read timeout on the listener: on Linux it would make `accept` give
-//! up after it, and tiny_http stops accepting at the first error.)
+//! up after it, and tiny_http stops accepting at the first error.) `answer_now` answers a
+//! request given as a head and bytes through the same checks, routes and handlers, with no
+//! server and a context (`Ctx::detached`) whose runner never launches a run (the
+//! `panel_request` fuzz target, `serve::fuzz`).
 
 mod packs;
 mod reports;
@@ -20,7 +23,7 @@ mod runner;
 mod texts;
 
 use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::net::SocketAddr;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
@@ -34,7 +37,7 @@ use serde_json::json;
 use tiny_http::{Request, Server};
 
 use super::files::{Dir, FileError};
-use super::guard::{self, Body, Head, Policy, Refusal, Reply, TokenRule};
+use super::guard::{self, Body, BodySource, Head, Policy, Refusal, Reply, TokenRule};
 use crate::config::secrets::Store;
 use crate::pack::Catalog;
 use route::{Asset, Kind, NoRoute, Route};
@@ -164,6 +167,44 @@ pub struct Ctx {
     bodies: Arc<std::sync::atomic::AtomicUsize>,
 }
 
+impl Ctx {
+    fn new(
+        opts: &PanelOptions,
+        policy: Policy,
+        dirs: Dirs,
+        catalog: Catalog,
+        runner: runner::Runner,
+    ) -> Ctx {
+        Ctx {
+            policy,
+            dirs,
+            catalog,
+            packs_dir: opts.packs_dir.clone(),
+            store: Store::new(opts.secrets_dir.clone()),
+            runner,
+            bodies: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+        }
+    }
+
+    /// A context that answers requests with no server and starts no run (the fuzz target's):
+    /// the token rules, directories and secret store as `PanelServer::start` takes them from
+    /// `opts` (its port the one the Host must name), the packs of `catalog`, and a runner that
+    /// prepares a run and stops there.
+    pub(in crate::serve) fn detached(
+        opts: &PanelOptions,
+        catalog: Catalog,
+    ) -> Result<Arc<Ctx>, PanelError> {
+        let policy = Policy {
+            port: opts.listen.port(),
+            loopback: opts.listen.ip().is_loopback(),
+            token: checked_token(opts)?,
+        };
+        let dirs = open_dirs(opts)?;
+        let runner = runner::Runner::never_launching();
+        Ok(Arc::new(Ctx::new(opts, policy, dirs, catalog, runner)))
+    }
+}
+
 /// A running panel; `shutdown` (or drop) stops it, stopping a run in progress first.
 pub struct PanelServer {
     addr: SocketAddr,
@@ -176,11 +217,7 @@ pub struct PanelServer {
 impl PanelServer {
     pub fn start(opts: PanelOptions) -> Result<PanelServer, PanelError> {
         let token = checked_token(&opts)?;
-        let dirs = Dirs {
-            configs: open_dir("--configs-dir", &opts.configs_dir, texts::EXTS)?,
-            scenarios: open_dir("--scenarios-dir", &opts.scenarios_dir, texts::EXTS)?,
-            reports: open_dir("--reports-dir", &opts.reports_dir, reports::EXTS)?,
-        };
+        let dirs = open_dirs(&opts)?;
         let catalog = Catalog::discover(opts.packs_dir.as_deref()).map_err(PanelError::Packs)?;
         let listener = guard::bind(opts.listen, IO_TIMEOUT).map_err(|source| PanelError::Bind {
             addr: opts.listen,
@@ -192,19 +229,13 @@ impl PanelServer {
         let server = Arc::new(
             Server::from_listener(listener, None).map_err(|e| PanelError::Start(e.to_string()))?,
         );
-        let ctx = Arc::new(Ctx {
-            policy: Policy {
-                port: addr.port(),
-                loopback: addr.ip().is_loopback(),
-                token,
-            },
-            dirs,
-            catalog,
-            packs_dir: opts.packs_dir.clone(),
-            store: Store::new(opts.secrets_dir.clone()),
-            runner: runner::Runner::default(),
-            bodies: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-        });
+        let policy = Policy {
+            port: addr.port(),
+            loopback: addr.ip().is_loopback(),
+            token,
+        };
+        let runner = runner::Runner::default();
+        let ctx = Arc::new(Ctx::new(&opts, policy, dirs, catalog, runner));
         let stop = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
         for i in 0..SERVING_THREADS {
@@ -260,6 +291,14 @@ fn checked_token(opts: &PanelOptions) -> Result<Option<Vec<u8>>, PanelError> {
     })
 }
 
+fn open_dirs(opts: &PanelOptions) -> Result<Dirs, PanelError> {
+    Ok(Dirs {
+        configs: open_dir("--configs-dir", &opts.configs_dir, texts::EXTS)?,
+        scenarios: open_dir("--scenarios-dir", &opts.scenarios_dir, texts::EXTS)?,
+        reports: open_dir("--reports-dir", &opts.reports_dir, reports::EXTS)?,
+    })
+}
+
 fn open_dir(
     flag: &'static str,
     path: &Option<PathBuf>,
@@ -292,9 +331,19 @@ fn handle(ctx: &Arc<Ctx>, mut req: Request) {
     let reply = match decide(&Head::of(&req), &ctx.policy) {
         Err(refusal) => refusal.reply(),
         Ok(route) if route.reads_body() => return answer_aside(ctx, req, route),
-        Ok(route) => answer(ctx, &mut req, route),
+        Ok(route) => answer_read(ctx, route, &mut req),
     };
     guard::send(req, reply, guard::SELF_CSP);
+}
+
+/// The answer to a request given as its head and the bytes after it, at once and with no
+/// server: what `handle` answers (the same checks, route, body reading and handler), for the
+/// fuzz target.
+pub(in crate::serve) fn answer_now(ctx: &Arc<Ctx>, head: &Head, mut body: &[u8]) -> Reply {
+    match decide(head, &ctx.policy) {
+        Err(refusal) => refusal.reply(),
+        Ok(route) => answer_read(ctx, route, &mut body),
+    }
 }
 
 /// Answers a request with a body on a thread of its own, so a body that trickles in holds
@@ -311,10 +360,22 @@ fn answer_aside(ctx: &Arc<Ctx>, req: Request, route: Route) {
         .spawn(move || {
             let _slot = slot;
             let mut req = req;
-            let reply = catch_unwind(AssertUnwindSafe(|| answer(&ctx, &mut req, route)))
+            let reply = catch_unwind(AssertUnwindSafe(|| answer_read(&ctx, route, &mut req)))
                 .unwrap_or_else(|_| Reply::error(500, "internal error"));
             guard::send(req, reply, guard::SELF_CSP);
         });
+}
+
+/// A route's answer, its body (at most `MAX_BODY_BYTES`) read from `src` first when it takes
+/// one.
+fn answer_read(ctx: &Arc<Ctx>, route: Route, src: &mut impl BodySource) -> Reply {
+    if !route.reads_body() {
+        return answer(ctx, route, &[]);
+    }
+    match guard::read_body(src, MAX_BODY_BYTES) {
+        Ok(body) => answer(ctx, route, &body),
+        Err(reply) => reply,
+    }
 }
 
 /// Host first, then the route, then (for all but the static files) the token, Fetch
@@ -336,7 +397,8 @@ fn decide(head: &Head, policy: &Policy) -> Result<Route, Refusal> {
     Ok(route)
 }
 
-fn answer(ctx: &Arc<Ctx>, req: &mut Request, route: Route) -> Reply {
+/// A route's answer, given its body (empty for a route that reads none).
+fn answer(ctx: &Arc<Ctx>, route: Route, body: &[u8]) -> Reply {
     match route {
         Route::Asset(Asset::Page) => Reply::html(PAGE),
         Route::Asset(Asset::Script) => Reply::of(200, Body::Script, SCRIPT.into()),
@@ -348,17 +410,17 @@ fn answer(ctx: &Arc<Ctx>, req: &mut Request, route: Route) -> Reply {
         Route::Attack => packs::attack(),
         Route::List(kind) => texts::list(ctx, kind),
         Route::Read(kind, name) => texts::read(ctx, kind, &name),
-        Route::Validate(kind) => with_body(req, |b| texts::validate(ctx, kind, b)),
-        Route::Preview => with_body(req, |b| texts::preview(ctx, b)),
-        Route::Save(kind, name) => with_body(req, |b| texts::save(ctx, kind, &name, b)),
+        Route::Validate(kind) => texts::validate(ctx, kind, body),
+        Route::Preview => texts::preview(ctx, body),
+        Route::Save(kind, name) => texts::save(ctx, kind, &name, body),
         Route::Delete(kind, name) => texts::delete(ctx, kind, &name),
         Route::Reports => reports::list(ctx),
         Route::Report { name, download } => reports::open(ctx, &name, download),
         Route::ReportCsv(name) => reports::csv(ctx, &name),
         Route::Compare { a, b } => reports::compare(ctx, a.as_deref(), b.as_deref()),
         Route::RunStatus => runner::status(ctx),
-        Route::RunStart => with_body(req, |b| runner::start(ctx, b)),
-        Route::Control(action) => with_body(req, |b| runner::control(ctx, action, b)),
+        Route::RunStart => runner::start(ctx, body),
+        Route::Control(action) => runner::control(ctx, action, body),
     }
 }
 
@@ -383,27 +445,6 @@ fn info(ctx: &Ctx) -> Reply {
             "limits": {"max_body_bytes": MAX_BODY_BYTES},
         }),
     )
-}
-
-/// Reads the body (at most `MAX_BODY_BYTES`) and hands it to `f`.
-fn with_body(req: &mut Request, f: impl FnOnce(&[u8]) -> Reply) -> Reply {
-    let too_large = || Reply::error(413, "the request body is over 1 MiB");
-    if req.body_length().is_some_and(|n| n > MAX_BODY_BYTES) {
-        return too_large();
-    }
-    let mut body = Vec::new();
-    if req
-        .as_reader()
-        .take(MAX_BODY_BYTES as u64 + 1)
-        .read_to_end(&mut body)
-        .is_err()
-    {
-        return Reply::error(400, "the request body could not be read");
-    }
-    if body.len() > MAX_BODY_BYTES {
-        return too_large();
-    }
-    f(&body)
 }
 
 /// A JSON body as `T` (unknown keys refused), or the 400 that says why not.

@@ -2,7 +2,10 @@
 //! (`run::plan`, `Run::new`, `Run::start` — the same calls as `ingestbench run`, never another
 //! program), watched through its `SnapshotCell`, steered through its `Control` (the status
 //! page's control bodies and answers), and when it ends its report written to
-//! `--reports-dir` and kept in memory as `last`.
+//! `--reports-dir` and kept in memory as `last`. A start is parsed, refused while a run is
+//! going (409), prepared (the config read and checked, the flags taken) and only then
+//! launched (planned, which resolves the target, and started); a runner made
+//! `never_launching` stops after preparing (a panel with no server: the fuzz target).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -22,6 +25,17 @@ use crate::serve::status::act;
 #[derive(Default)]
 pub struct Runner {
     state: Mutex<State>,
+    launch: Launch,
+}
+
+/// Whether a run that is prepared is launched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Launch {
+    #[default]
+    Runs,
+    /// A panel answering with no server (the fuzz target): a start is checked and prepared,
+    /// and answered without planning it (which resolves names) or starting anything.
+    Never,
 }
 
 #[derive(Default)]
@@ -52,6 +66,14 @@ struct Last {
 }
 
 impl Runner {
+    /// A runner that prepares runs and never launches one.
+    pub fn never_launching() -> Runner {
+        Runner {
+            launch: Launch::Never,
+            ..Runner::default()
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves plain data behind: carry on with it.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -123,7 +145,8 @@ struct StartBody {
 
 const START_SHAPE: &str = r#"{"config": "NAME.yaml"} or {"text": "<YAML>"}, with optional "duration", "total", "eps", "threads", "workers", "seed", "scenario", "scenario_speed""#;
 
-/// `POST /api/run`.
+/// `POST /api/run`: the body parsed, a run already going refused (409), the run prepared,
+/// then launched.
 pub fn start(ctx: &Arc<Ctx>, body: &[u8]) -> Reply {
     let b: StartBody = match parse(body, START_SHAPE) {
         Ok(b) => b,
@@ -140,17 +163,51 @@ pub fn start(ctx: &Arc<Ctx>, body: &[u8]) -> Reply {
             ),
         );
     }
-    let (label, text) = match config_text(ctx, &b) {
-        Ok(x) => x,
+    let prepared = match prepare(ctx, &b) {
+        Ok(p) => p,
         Err(r) => return r,
     };
-    match launch(ctx, &b, &label, &text) {
+    if ctx.runner.launch == Launch::Never {
+        return Reply::value(
+            200,
+            &json!({"ok": true, "launched": false, "config": prepared.label}),
+        );
+    }
+    match launch(ctx, prepared) {
         Ok((active, name, run_id)) => {
             st.active = Some(active);
             Reply::value(202, &json!({"ok": true, "run_id": run_id, "name": name}))
         }
         Err(e) => setup_reply(&e),
     }
+}
+
+/// A run ready to be planned and started: its config read and checked, `run`'s flags from
+/// the body. Nothing outside the panel's directories has been touched yet.
+struct Prepared {
+    label: String,
+    loaded: run::LoadedConfig,
+    overrides: Overrides,
+}
+
+/// The config's text (by name from `--configs-dir`, or as given), the body's flags, the
+/// config read and checked; a ceiling search refused.
+fn prepare(ctx: &Ctx, b: &StartBody) -> Result<Prepared, Reply> {
+    let (label, text) = config_text(ctx, b)?;
+    let overrides = overrides(ctx, b).map_err(|e| setup_reply(&e))?;
+    let loaded =
+        run::load_text(&text, &label, &ctx.store, &ctx.catalog).map_err(|e| setup_reply(&e))?;
+    if loaded.config.workload.find_ceiling {
+        return Err(setup_reply(&SetupError::invalid(
+            "workload.find_ceiling: a ceiling search is a series of runs; start it with \
+             `ingestbench run --config FILE` (the panel runs one schedule)",
+        )));
+    }
+    Ok(Prepared {
+        label,
+        loaded,
+        overrides,
+    })
 }
 
 /// The config's label (its file name, or `pasted config`) and text.
@@ -217,28 +274,20 @@ fn overrides(ctx: &Ctx, b: &StartBody) -> Result<Overrides, SetupError> {
 }
 
 /// Plans and starts the run, and a thread that waits for its end.
-fn launch(
-    ctx: &Arc<Ctx>,
-    b: &StartBody,
-    label: &str,
-    text: &str,
-) -> Result<(Active, String, String), SetupError> {
-    let ov = overrides(ctx, b)?;
-    let loaded = run::load_text(text, label, &ctx.store, &ctx.catalog)?;
-    if loaded.config.workload.find_ceiling {
-        return Err(SetupError::invalid(
-            "workload.find_ceiling: a ceiling search is a series of runs; start it with \
-             `ingestbench run --config FILE` (the panel runs one schedule)",
-        ));
-    }
-    let plan = run::plan(loaded.config, &ov, &ctx.catalog, &ctx.store)?;
+fn launch(ctx: &Arc<Ctx>, prepared: Prepared) -> Result<(Active, String, String), SetupError> {
+    let Prepared {
+        label,
+        loaded,
+        overrides,
+    } = prepared;
+    let plan = run::plan(loaded.config, &overrides, &ctx.catalog, &ctx.store)?;
     let (name, run_id) = (plan.config.name.clone(), plan.run_id.clone());
     let name = name.unwrap_or_else(|| "run".into());
     let run = Run::new(plan);
     let live = crate::serve::Live::start(&run.plan().serve, run.snapshots(), run.control())?;
     let (control, snapshots) = (run.control(), run.snapshots());
     let handle = run.start(Vec::new())?;
-    let (waiter_ctx, config) = (ctx.clone(), label.to_string());
+    let (waiter_ctx, config) = (ctx.clone(), label.clone());
     let run_name = name.clone();
     std::thread::Builder::new()
         .name("ingestbench-panel-run".into())
@@ -252,7 +301,7 @@ fn launch(
         Active {
             control,
             snapshots,
-            config: label.to_string(),
+            config: label,
             started_at: now(),
         },
         name,
