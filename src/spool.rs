@@ -140,7 +140,11 @@ mod tests {
         Row {
             t,
             name: format!("second {t}"),
-            p99: if t.is_multiple_of(7) { f64::NAN } else { t as f64 / 3.0 },
+            p99: if t.is_multiple_of(7) {
+                f64::NAN
+            } else {
+                t as f64 / 3.0
+            },
             gauge: t.is_multiple_of(2).then_some(u64::from(t) << 40),
         }
     }
