@@ -1,7 +1,8 @@
 //! `Spool<T>`: an append-only record of a run's seconds in memory that stays flat however
 //! long the run: the last `keep` items are held as they are (the live views read them), and
-//! older ones are packed, `BLOCK` at a time, as CBOR compressed with deflate (about a tenth of
-//! their size). `into_vec` gives every item back, in order, when the run ends.
+//! older ones are packed, `BLOCK` at a time, as CBOR compressed with deflate at its best level
+//! (once per `BLOCK` seconds, so it costs nothing; about a tenth of their size). `into_vec`
+//! gives every item back, in order, when the run ends.
 //!
 //! Packing cannot lose an item: an item that fails to encode (it cannot, for the plain
 //! structs kept here) stays in memory unpacked.
@@ -92,7 +93,7 @@ impl<T: Serialize + DeserializeOwned> Spool<T> {
 
     /// Packs the unpacked items into one block; if they do not encode they stay as they are.
     fn pack(&mut self) {
-        let mut enc = DeflateEncoder::new(Vec::new(), Compression::fast());
+        let mut enc = DeflateEncoder::new(Vec::new(), Compression::best());
         let encoded = self
             .unpacked
             .iter()

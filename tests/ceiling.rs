@@ -21,10 +21,18 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// `tests/support/capacity_sink.py` answering at most `capacity_eps` events/s by `mode`,
 /// stopped by its PID when dropped.
+/// A sink of `capacity_eps` whose token bucket (`refuse`) holds a quarter second of events: a
+/// busy 2-core machine sends in bursts that a tenth of a second would refuse below capacity
+/// (and each refusal adds the second of its Retry-After to a step's p99).
 fn capacity_sink(capacity_eps: u32, mode: &str) -> support::PyServer {
     support::PyServer::start(
         "capacity_sink.py",
-        &[&capacity_eps.to_string(), mode, "240"],
+        &[
+            &capacity_eps.to_string(),
+            mode,
+            "240",
+            &(capacity_eps / 4).to_string(),
+        ],
     )
 }
 
@@ -150,13 +158,17 @@ fn a_collector_that_slows_down_beyond_its_capacity() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let sink = capacity_sink(3000, "slow");
+    // Steps of 3 s judged: beyond its capacity the queue grows by the excess, and 8
+    // connections all wait once it is a quarter second deep — after 3 s of a step at 3,300
+    // eps (+10 %), not always after 2.
     let yaml = search_config(
         &format!("http://127.0.0.1:{}/ingest", sink.port),
         "  batch: { max_events: 100 }",
         "aws.cloudtrail",
         8,
         1000,
-    );
+    )
+    .replace("hold: 2s", "hold: 3s");
     let cfg = dir.path().join("slow.yaml");
     std::fs::write(&cfg, &yaml).unwrap();
     let out = bin()
