@@ -511,6 +511,9 @@ impl Worker {
         let acks = matches!(&proto, Proto::Http { acks: Some(_), .. });
         let gzip = proto.gzip();
         let cap = p.batch_bytes + p.batch_bytes / 4 + 64 * 1024;
+        // What a batch of the larger packs' events (about 2 KiB each) fills: resident from the
+        // start in every slot; the rest of `cap` only when a batch gets there.
+        let touched = cap.min(p.batch_events * 2048 + 64 * 1024);
         let slots = p.conns * 2 + usize::from(acks);
         let bulk = matches!(&proto, Proto::Http { framer, .. } if framer.bulk.is_some());
         let udp_events = if datagrams || relp || bulk {
@@ -533,9 +536,9 @@ impl Worker {
         let batches = (0..slots)
             .map(|_| Batch {
                 head: Vec::with_capacity(1024),
-                body: crate::bytes::resident(cap),
+                body: crate::bytes::resident(cap, touched),
                 shared: None,
-                gz: crate::bytes::resident(if gzip { cap } else { 0 }),
+                gz: crate::bytes::resident(if gzip { cap } else { 0 }, touched),
                 ends: Vec::with_capacity(udp_events),
                 order: Vec::with_capacity(udp_events),
                 events: 0,
