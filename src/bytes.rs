@@ -10,8 +10,7 @@
 /// level from the first second, not a high-water mark that steps up whenever more slots are
 /// in use at once). The rest of `cap`, a cap batches rarely reach, is touched only if used.
 pub fn resident(cap: usize, touched: usize) -> Vec<u8> {
-    let mut v = vec![0u8; 0];
-    v.reserve_exact(cap);
+    let mut v = Vec::with_capacity(cap);
     v.resize(touched.min(cap), 0);
     std::hint::black_box(&mut v);
     v.clear();

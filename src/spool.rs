@@ -28,7 +28,6 @@ pub struct Spool<T> {
     /// not pack.
     unpacked: Vec<T>,
     recent: VecDeque<T>,
-    len: usize,
 }
 
 impl<T: Serialize + DeserializeOwned> Spool<T> {
@@ -39,12 +38,10 @@ impl<T: Serialize + DeserializeOwned> Spool<T> {
             packed: Vec::new(),
             unpacked: Vec::new(),
             recent: VecDeque::new(),
-            len: 0,
         }
     }
 
     pub fn push(&mut self, item: T) {
-        self.len += 1;
         self.recent.push_back(item);
         if self.recent.len() > self.keep
             && let Some(old) = self.recent.pop_front()
@@ -58,11 +55,11 @@ impl<T: Serialize + DeserializeOwned> Spool<T> {
 
     /// Items pushed so far.
     pub fn len(&self) -> usize {
-        self.len
+        self.packed.len() * BLOCK + self.unpacked.len() + self.recent.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.recent.is_empty()
     }
 
     pub fn last(&self) -> Option<&T> {
@@ -71,7 +68,7 @@ impl<T: Serialize + DeserializeOwned> Spool<T> {
 
     /// Item `i`, while it is held as it is (one of the last `keep`).
     pub fn get(&self, i: usize) -> Option<&T> {
-        let first = self.len - self.recent.len();
+        let first = self.len() - self.recent.len();
         i.checked_sub(first).and_then(|k| self.recent.get(k))
     }
 
@@ -82,7 +79,7 @@ impl<T: Serialize + DeserializeOwned> Spool<T> {
 
     /// Every item pushed, in order.
     pub fn into_vec(self) -> Vec<T> {
-        let mut out = Vec::with_capacity(self.len);
+        let mut out = Vec::with_capacity(self.len());
         for block in &self.packed {
             out.extend(unpack::<T>(block));
         }
