@@ -627,8 +627,14 @@ impl Frames {
     pub fn unsettled_span(&self) -> (u64, u64) {
         let open = |s: &FrameState| matches!(s, FrameState::New | FrameState::Sent);
         match (
-            self.state.iter().position(open).and_then(|a| self.seq.get(a)),
-            self.state.iter().rposition(open).and_then(|b| self.seq.get(b)),
+            self.state
+                .iter()
+                .position(open)
+                .and_then(|a| self.seq.get(a)),
+            self.state
+                .iter()
+                .rposition(open)
+                .and_then(|b| self.seq.get(b)),
         ) {
             (Some(&a), Some(&b)) => (a, b + 1 - a),
             _ => (self.seq.last().map_or(0, |s| s + 1), 0),

@@ -328,7 +328,10 @@ pub fn write_ipv4(a: u32, out: &mut Vec<u8>) {
 }
 
 /// RFC 5952 text: lower-case hex, the longest run of two or more zero groups as `::`.
-#[allow(clippy::indexing_slicing, reason = "g has 8 entries and i < 8 is the loop condition")]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "g has 8 entries and i < 8 is the loop condition"
+)]
 pub fn write_ipv6(a: u128, out: &mut Vec<u8>) {
     let g: [u16; 8] = std::array::from_fn(|i| (a >> (112 - 16 * i)) as u16);
     let (mut best, mut best_len, mut cur, mut cur_len) = (8, 0, 0, 0);

@@ -451,7 +451,10 @@ fn stamp_lines(p: &Pattern, outer: Option<&Regex>, year: i64, data: &[u8], lines
                 continue;
             };
             let (base, hay) = match outer {
-                Some(re) => match re.captures(line).and_then(|c| c.get(1).or_else(|| c.get(0))) {
+                Some(re) => match re
+                    .captures(line)
+                    .and_then(|c| c.get(1).or_else(|| c.get(0)))
+                {
                     Some(m) => (m.start(), m.as_bytes()),
                     None => continue,
                 },

@@ -85,7 +85,9 @@ impl TsFormat {
             .iter()
             .zip(Self::NAMES)
             .find(|(f, _)| **f == self)
-            .map_or(Self::NAMES[0], |(_, n)| n)
+            .map(|(_, n)| *n)
+            .or_else(|| Self::NAMES.first().copied())
+            .unwrap_or_default()
     }
 }
 

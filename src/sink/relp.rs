@@ -183,7 +183,10 @@ impl RelpConn {
                 return Step::Keep;
             }
             self.make_room();
-            match self.io.read(self.rbuf.get_mut(self.end..).unwrap_or_default()) {
+            match self
+                .io
+                .read(self.rbuf.get_mut(self.end..).unwrap_or_default())
+            {
                 Ok(0) => return Step::Close,
                 Ok(n) => {
                     self.end += n;
@@ -255,7 +258,10 @@ impl RelpConn {
     /// Writes what waits; false on a broken connection.
     fn write_out(&mut self) -> bool {
         while self.wpos < self.wbuf.len() {
-            match self.io.write(self.wbuf.get(self.wpos..).unwrap_or_default()) {
+            match self
+                .io
+                .write(self.wbuf.get(self.wpos..).unwrap_or_default())
+            {
                 Ok(0) => return false,
                 Ok(n) => self.wpos += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
