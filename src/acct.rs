@@ -48,7 +48,7 @@ pub fn find_tags<'a>(bytes: &'a [u8], mut f: impl FnMut(Tag<'a>)) {
     let finder = &*FINDER;
     let mut pos = 0;
     while pos < bytes.len() {
-        let Some(i) = finder.find(&bytes[pos..]) else {
+        let Some(i) = bytes.get(pos..).and_then(|rest| finder.find(rest)) else {
             return;
         };
         let after = pos + i + WORD.len();
@@ -312,7 +312,7 @@ impl<'a> Cursor<'a> {
         if len == 0 || len > MAX_RUN_LEN {
             return None;
         }
-        Some(&self.b[start..self.i])
+        self.b.get(start..self.i)
     }
 
     /// An ATT&CK id: `TA0006`, `T1110`, `T1059.001` (letters, digits and dots, 2 to 16).
@@ -325,8 +325,8 @@ impl<'a> Cursor<'a> {
                 break;
             }
         }
-        let id = &self.b[start..self.i];
-        (id.len() >= 2 && id.len() <= 16 && id[0] == b'T').then_some(id)
+        let id = self.b.get(start..self.i)?;
+        (id.len() >= 2 && id.len() <= 16 && id.first() == Some(&b'T')).then_some(id)
     }
 
     /// A decimal u64 (1 to 20 digits, no overflow).

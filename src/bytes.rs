@@ -103,6 +103,11 @@ impl<const N: usize> Default for ArrayBuf<N> {
     }
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-event hot path; len <= N always (put checks len < N, put_slice takes at most N \
+              - len bytes) and buf has N bytes"
+)]
 impl<const N: usize> Sink for ArrayBuf<N> {
     fn put(&mut self, b: u8) {
         if self.len < N {
@@ -131,6 +136,10 @@ pub fn write_i64(v: i64, out: &mut impl Sink) {
 
 /// `v` in exactly `width` decimal digits (leading zeros; higher digits dropped).
 #[inline]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-event hot path; w is clamped to 20, the size of tmp, and i < w"
+)]
 pub fn write_u64_padded(mut v: u64, width: usize, out: &mut impl Sink) {
     let mut tmp = [b'0'; 20];
     let w = width.min(20);
@@ -146,6 +155,11 @@ const UPPER: &[u8; 16] = b"0123456789ABCDEF";
 
 /// The low `digits` hex digits of `v` (at most 16), most significant first.
 #[inline]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-event hot path; d is clamped to 16, the size of tmp, and a nibble (& 0xf) \
+              indexes a 16-entry table"
+)]
 pub fn write_hex(v: u64, digits: usize, upper: bool, out: &mut impl Sink) {
     let table = if upper { UPPER } else { LOWER };
     let mut tmp = [0u8; 16];

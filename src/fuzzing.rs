@@ -70,7 +70,9 @@ pub fn http_response(data: &[u8]) {
     for chunk in data.chunks(step) {
         let spare = r.spare();
         let n = chunk.len().min(spare.len());
-        spare[..n].copy_from_slice(&chunk[..n]);
+        for (to, from) in spare.iter_mut().zip(chunk) {
+            *to = *from;
+        }
         r.filled(n);
         if !drain(&mut r, false) {
             return;

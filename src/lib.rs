@@ -1,6 +1,12 @@
 //! ingestbench: a vendor-agnostic SIEM ingestion load engine. The library holds everything;
 //! `main.rs` only parses the command line, calls `cli::run` and exits with its code.
 //! ARCHITECTURE.md has the map.
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 pub mod acct;
 pub mod adapter;

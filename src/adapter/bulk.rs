@@ -131,8 +131,9 @@ pub const ERROR_TYPES: [&str; 12] = [
 
 /// The index of `ty` in `ERROR_TYPES` (the last, `other`, for any type not listed).
 pub fn error_type_index(ty: &[u8]) -> u8 {
-    ERROR_TYPES[..ERROR_TYPES.len() - 1]
+    ERROR_TYPES
         .iter()
+        .take(ERROR_TYPES.len() - 1)
         .position(|t| t.as_bytes() == ty)
         .unwrap_or(ERROR_TYPES.len() - 1) as u8
 }
@@ -158,7 +159,7 @@ pub fn describe(body: &[u8], item: &Item) -> String {
             .strip_prefix(b"\"")
             .and_then(|v| v.strip_suffix(b"\""))
             .unwrap_or(v);
-        String::from_utf8_lossy(&v[..v.len().min(300)]).into_owned()
+        String::from_utf8_lossy(v.get(..300).unwrap_or(v)).into_owned()
     };
     format!("{} {}: {}", item.status, text(b"type"), text(b"reason"))
 }
@@ -217,7 +218,7 @@ pub fn items(body: &[u8], mut f: impl FnMut(Item)) -> Option<usize> {
             _ => return None,
         }
         let end = skip_value(arr, i)?;
-        let item = &arr[i..end];
+        let item = arr.get(i..end)?;
         // `{"create":{…}}`: the one member's value.
         let (_, inner) = first_member(item)?;
         let status = number(member(inner, b"status")?)?;
@@ -268,8 +269,8 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
         b'"' => skip_string(b, i),
         b'{' | b'[' => {
             let mut depth = 0usize;
-            while i < b.len() {
-                match b[i] {
+            while let Some(&c) = b.get(i) {
+                match c {
                     b'"' => {
                         i = skip_string(b, i)?;
                         continue;
@@ -289,7 +290,9 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
         }
         _ => {
             let start = i;
-            while i < b.len() && !matches!(b[i], b',' | b'}' | b']') && !b[i].is_ascii_whitespace()
+            while b
+                .get(i)
+                .is_some_and(|&c| !matches!(c, b',' | b'}' | b']') && !c.is_ascii_whitespace())
             {
                 i += 1;
             }
@@ -301,8 +304,8 @@ fn skip_value(b: &[u8], i: usize) -> Option<usize> {
 /// The end (exclusive) of the string whose opening quote is at `i`.
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
-    while i < b.len() {
-        match b[i] {
+    while let Some(&c) = b.get(i) {
+        match c {
             b'\\' => i += 2,
             b'"' => return Some(i + 1),
             _ => i += 1,
@@ -331,7 +334,7 @@ fn find_member(obj: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> Option<(&[u8], &
             _ => return None,
         }
         let kend = skip_string(obj, i)?;
-        let key = &obj[i + 1..kend - 1];
+        let key = obj.get(i + 1..kend - 1)?;
         i = skip_ws(obj, kend);
         if obj.get(i) != Some(&b':') {
             return None;
@@ -339,7 +342,7 @@ fn find_member(obj: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> Option<(&[u8], &
         let vstart = skip_ws(obj, i + 1);
         let vend = skip_value(obj, vstart)?;
         if f(key) {
-            return Some((key, &obj[vstart..vend]));
+            return Some((key, obj.get(vstart..vend)?));
         }
         i = vend;
     }

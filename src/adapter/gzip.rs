@@ -38,7 +38,11 @@ impl Gzip {
             let before_in = self.deflate.total_in();
             let status = self
                 .deflate
-                .compress_vec(&input[consumed..], out, FlushCompress::Finish)
+                .compress_vec(
+                    input.get(consumed..).unwrap_or_default(),
+                    out,
+                    FlushCompress::Finish,
+                )
                 .unwrap_or(Status::StreamEnd);
             consumed += (self.deflate.total_in() - before_in) as usize;
             if status == Status::StreamEnd {

@@ -137,7 +137,9 @@ pub fn is_acked(body: &[u8], id: u64) -> bool {
     let Some(at) = memchr::memmem::find(body, key) else {
         return false;
     };
-    let rest = body[at + key.len()..]
+    let rest = body
+        .get(at + key.len()..)
+        .unwrap_or_default()
         .iter()
         .skip_while(|b| b.is_ascii_whitespace() || **b == b':');
     rest.take(4).eq(b"true".iter())

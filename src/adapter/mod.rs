@@ -113,6 +113,11 @@ pub enum Outcome {
 }
 
 /// JSON-escapes `s` into `out` (quotes not included).
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-event hot path; start <= i < s.len() (start is an earlier i + 1), and a nibble \
+              (& 0xf) indexes the 16 hex digits"
+)]
 pub fn json_escape_into(s: &[u8], out: &mut Vec<u8>) {
     let mut start = 0;
     for (i, &b) in s.iter().enumerate() {
@@ -575,9 +580,10 @@ fn query_escape(s: &str) -> String {
 /// The integer after `"key":` in a small JSON body, without parsing the whole document.
 pub fn json_int(body: &[u8], key: &[u8]) -> Option<i64> {
     let at = body.windows(key.len()).position(|w| w == key)? + key.len();
-    let rest = &body[at..];
+    let rest = body.get(at..)?;
     let colon = rest.iter().position(|b| *b == b':')?;
-    let mut it = rest[colon + 1..]
+    let mut it = rest
+        .get(colon + 1..)?
         .iter()
         .skip_while(|b| b.is_ascii_whitespace())
         .peekable();

@@ -168,8 +168,7 @@ impl Reader {
     /// when one ended there (`None`: every byte was used and the frame goes on).
     pub fn feed(&mut self, input: &[u8]) -> Result<(usize, Option<Incoming>), RelpError> {
         let mut i = 0;
-        while i < input.len() {
-            let c = input[i];
+        while let Some(&c) = input.get(i) {
             i += 1;
             match self.st {
                 St::Txnr => match c {
@@ -186,7 +185,9 @@ impl Reader {
                 },
                 St::Command => match c {
                     b'a'..=b'z' | b'A'..=b'Z' if self.command_len < 32 => {
-                        self.command[self.command_len] = c;
+                        if let Some(slot) = self.command.get_mut(self.command_len) {
+                            *slot = c;
+                        }
                         self.command_len += 1;
                     }
                     b' ' if self.command_len > 0 => {
@@ -222,10 +223,11 @@ impl Reader {
                 },
                 St::Data => {
                     // Take as much of the data as this input holds at once.
-                    let take = (self.len - self.seen).min(input.len() - i + 1);
-                    let chunk = &input[i - 1..i - 1 + take];
+                    let rest = input.get(i - 1..).unwrap_or_default();
+                    let take = (self.len - self.seen).min(rest.len());
                     let room = KEPT_DATA.saturating_sub(self.data.len()).min(take);
-                    self.data.extend_from_slice(&chunk[..room]);
+                    self.data
+                        .extend_from_slice(rest.get(..room).unwrap_or_default());
                     self.seen += take;
                     i += take - 1;
                     if self.seen == self.len {
@@ -247,7 +249,7 @@ impl Reader {
 
     /// The frame just ended at `used`: what it is; the reader waits for the next one.
     fn finish(&mut self, used: usize) -> Result<(usize, Option<Incoming>), RelpError> {
-        let command = &self.command[..self.command_len];
+        let command = self.command.get(..self.command_len).unwrap_or_default();
         let txnr = self.txnr;
         if self.len == 0 {
             self.data.clear();
@@ -257,8 +259,9 @@ impl Reader {
         self.txnr = 0;
         let frame = if command == b"rsp" {
             let d = &self.data;
-            let code = if d.len() >= 3 && d[..3].iter().all(u8::is_ascii_digit) {
-                d[..3]
+            let status = d.get(..3).filter(|s| s.iter().all(u8::is_ascii_digit));
+            let code = if let Some(status) = status {
+                status
                     .iter()
                     .fold(0u16, |n, c| n * 10 + u16::from(c - b'0'))
             } else if d.is_empty() {
@@ -422,7 +425,7 @@ impl Session {
 
     /// Bytes still to write.
     pub fn pending(&self) -> &[u8] {
-        &self.out[self.written..]
+        self.out.get(self.written..).unwrap_or_default()
     }
 
     /// `n` more bytes went onto the socket.
@@ -436,7 +439,7 @@ impl Session {
     pub fn feed(&mut self, mut input: &[u8]) -> Result<(), RelpError> {
         while !input.is_empty() {
             let (used, frame) = self.reader.feed(input)?;
-            input = &input[used..];
+            input = input.get(used..).unwrap_or_default();
             let Some(frame) = frame else { break };
             let answer = match frame {
                 Incoming::ServerClose => Answer::ServerClose,
@@ -499,10 +502,9 @@ fn check_offers(data: &[u8]) -> Result<(), RelpError> {
     let mut version = false;
     let mut syslog = false;
     for line in data.split(|&c| c == b'\n').skip(1) {
-        let (name, value) = match line.iter().position(|&c| c == b'=') {
-            Some(p) => (&line[..p], &line[p + 1..]),
-            None => (line, &b""[..]),
-        };
+        let mut halves = line.splitn(2, |&c| c == b'=');
+        let name = halves.next().unwrap_or_default();
+        let value = halves.next().unwrap_or_default();
         match name {
             b"relp_version" => {
                 if value != b"0" {
@@ -593,13 +595,13 @@ impl Frames {
         while self.next < self.state.len() {
             let k = self.next;
             self.next += 1;
-            match self.state[k] {
-                FrameState::New => {
-                    self.state[k] = FrameState::Sent;
+            match self.state.get_mut(k) {
+                Some(st @ FrameState::New) => {
+                    *st = FrameState::Sent;
                     return Some((k as u32, false));
                 }
-                FrameState::Sent => return Some((k as u32, true)),
-                FrameState::Acked | FrameState::Refused => {}
+                Some(FrameState::Sent) => return Some((k as u32, true)),
+                Some(FrameState::Acked | FrameState::Refused) | None => {}
             }
         }
         None
@@ -608,10 +610,8 @@ impl Frames {
     /// Frame `k` was answered (`ok`: 200): its seq, or `None` if it was already answered.
     pub fn settle(&mut self, k: u32, ok: bool) -> Option<u64> {
         let k = k as usize;
-        if self.state.get(k) != Some(&FrameState::Sent) {
-            return None;
-        }
-        self.state[k] = if ok {
+        let st = self.state.get_mut(k).filter(|s| **s == FrameState::Sent)?;
+        *st = if ok {
             self.acked += 1;
             FrameState::Acked
         } else {
@@ -619,7 +619,7 @@ impl Frames {
             FrameState::Refused
         };
         self.open -= 1;
-        Some(self.seq[k])
+        self.seq.get(k).copied()
     }
 
     /// The seqs from the first frame not answered to the last, as (first, count): what the
@@ -627,10 +627,16 @@ impl Frames {
     pub fn unsettled_span(&self) -> (u64, u64) {
         let open = |s: &FrameState| matches!(s, FrameState::New | FrameState::Sent);
         match (
-            self.state.iter().position(open),
-            self.state.iter().rposition(open),
+            self.state
+                .iter()
+                .position(open)
+                .and_then(|a| self.seq.get(a)),
+            self.state
+                .iter()
+                .rposition(open)
+                .and_then(|b| self.seq.get(b)),
         ) {
-            (Some(a), Some(b)) => (self.seq[a], self.seq[b] + 1 - self.seq[a]),
+            (Some(&a), Some(&b)) => (a, b + 1 - a),
             _ => (self.seq.last().map_or(0, |s| s + 1), 0),
         }
     }
@@ -642,6 +648,11 @@ impl Frames {
 
 /// Message `k` of a batch body whose messages end at `ends` (cumulative offsets).
 #[inline]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-frame hot path; ends holds the batch's cumulative message ends into body, and k \
+              < ends.len()"
+)]
 pub fn message<'a>(body: &'a [u8], ends: &[u32], k: usize) -> &'a [u8] {
     let start = if k == 0 { 0 } else { ends[k - 1] as usize };
     &body[start..ends[k] as usize]

@@ -246,7 +246,9 @@ pub fn run(a: Args) -> Exit {
             }
         };
         if threads == 1 {
-            render(&mut workers[0], round_start);
+            if let Some(w) = workers.first_mut() {
+                render(w, round_start);
+            }
         } else {
             std::thread::scope(|s| {
                 for (t, w) in workers.iter_mut().enumerate() {

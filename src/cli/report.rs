@@ -231,8 +231,9 @@ fn compare_run(a: &CompareArgs) -> Result<Exit, String> {
             .map(|g| g.split(',').map(|s| s.trim().to_string()).collect()),
     };
     let (mut base, mut cand) = (Vec::new(), Vec::new());
-    for pair in a.reports.chunks(2) {
-        for (side, path) in [(&mut base, &pair[0]), (&mut cand, &pair[1])] {
+    for pair in a.reports.chunks_exact(2) {
+        let [b, c] = pair else { continue };
+        for (side, path) in [(&mut base, b), (&mut cand, c)] {
             for p in reports_at(path)? {
                 let text = read(&p)?;
                 side.push(compare::Replicate::read(&p.display().to_string(), &text)?);

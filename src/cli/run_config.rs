@@ -216,7 +216,9 @@ pub fn parse_sources(text: &str) -> Result<Vec<(String, Option<f64>)>, SetupErro
         }
         out.push((id.to_string(), share));
     }
-    if out.len() == 1 && out[0].1.is_some_and(|s| s != 1.0) {
+    if let [(_, Some(s))] = out.as_slice()
+        && *s != 1.0
+    {
         return bad("a single source sends every event: leave its share out".into());
     }
     Ok(out)

@@ -114,6 +114,11 @@ pub fn run(a: Args) -> Exit {
 }
 
 /// Writes every event in time order, waiting for each one's time when the speed is a factor.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "st.source and player.source_of(n) are indices the planner resolved into the \
+              scenario's sources, and json has one entry per source"
+)]
 fn play(player: &mut Player, format: Format) -> Exit {
     let json: Vec<bool> = player
         .scenario()
@@ -150,6 +155,11 @@ fn play(player: &mut Player, format: Format) -> Exit {
 }
 
 /// What `--check` prints: the chain, stage by stage.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "st.source and player.source_of(n) are indices the planner resolved into the \
+              scenario's sources, and json has one entry per source"
+)]
 fn describe(s: &Scenario) -> String {
     let mut lines = vec![format!(
         "{}: {} stages, {} events over {} (speed {}, seed {}), checked against {}",

@@ -140,15 +140,13 @@ fn list(a: ListArgs) -> Exit {
     }
     rows.sort();
     let header = ["ID", "VERSION", "CATEGORY", "FORMAT", "DESCRIPTION"].map(String::from);
-    let widths: Vec<usize> = (0..4)
-        .map(|c| {
-            rows.iter()
-                .chain([&header])
-                .map(|r| r[c].len())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths: [usize; 4] = std::array::from_fn(|c| {
+        rows.iter()
+            .chain([&header])
+            .map(|r| r.get(c).map_or(0, String::len))
+            .max()
+            .unwrap_or(0)
+    });
     for r in [&header].into_iter().chain(&rows) {
         super::out(&format!(
             "{:w0$}  {:w1$}  {:w2$}  {:w3$}  {}",

@@ -290,7 +290,7 @@ fn url(t: &Target, r: &mut Reader) {
                 "every target of a list takes the same scheme as the first",
             );
         }
-        if let Some(j) = t.urls[..i].iter().position(|o| o == u) {
+        if let Some(j) = t.urls.iter().take(i).position(|o| o == u) {
             r.error(
                 &path,
                 format!("already target.url[{j}]: list each target once"),
@@ -690,7 +690,10 @@ fn auth(a: &Auth, adapter: Adapter, r: &mut Reader, store: &Store) {
         ),
         1 => {}
         _ => r.error(
-            &format!("target.auth.{}", sources[1]),
+            &format!(
+                "target.auth.{}",
+                sources.get(1).copied().unwrap_or_default()
+            ),
             format!(
                 "give only one token source; found {}",
                 sources.join(" and ")
@@ -1038,7 +1041,7 @@ fn mix(c: &Config, r: &mut Reader) {
                 }
             }
         }
-        if let Some(j) = c.sources[..i].iter().position(|o| o.id == s.id) {
+        if let Some(j) = c.sources.iter().take(i).position(|o| o.id == s.id) {
             r.error(
                 &format!("{at}.id"),
                 format!("{} is already source[{j}]: list each pack once", s.id),
@@ -1611,7 +1614,7 @@ fn observability(o: &Observability, r: &mut Reader) {
     for (i, (key, path)) in outputs.iter().enumerate() {
         let Some(p) = path else { continue };
         output_file(key, p, r);
-        if let Some((other, _)) = outputs[..i].iter().find(|(_, q)| q.as_ref() == Some(p)) {
+        if let Some((other, _)) = outputs.iter().take(i).find(|(_, q)| q.as_ref() == Some(p)) {
             r.error(
                 key,
                 format!("{p} is also {other}; give each output its own file"),

@@ -55,11 +55,21 @@ impl Lane {
     }
 
     /// The stage of event `n` (0-based).
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "n is an event of this lane (< len()), the worker asks about nothing else; end \
+                  is clamped to len()"
+    )]
     pub fn stage_of(&self, n: u64) -> usize {
         usize::from(self.stages[n as usize])
     }
 
     /// How many of the events from `n` on, at most `max`, belong to `n`'s stage.
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "n is an event of this lane (< len()), the worker asks about nothing else; end \
+                  is clamped to len()"
+    )]
     pub fn same_stage(&self, n: u64, max: u64) -> u64 {
         let s = self.stages[n as usize];
         let end = (n + max).min(self.len()) as usize;

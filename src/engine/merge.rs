@@ -75,6 +75,12 @@ fn fold(
 /// What hears of each second as it closes: `(t, intended, service)`.
 pub type SecondLog = Box<dyn FnMut(u32, &Histogram<u64>, &Histogram<u64>) + Send>;
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per_worker and done have one entry per thread (threads >= 1) and w is clamped to \
+              threads - 1 or ranges over 0..threads; pending is grown until it has an entry at \
+              `at`"
+)]
 impl Merger {
     pub fn new(threads: usize, warmup_s: usize) -> Merger {
         Merger {

@@ -48,6 +48,10 @@ pub struct Picker {
     next: u64,
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "n is clamped to 1..=MAX_PARTS, every array has MAX_PARTS entries, and k and best are < n"
+)]
 impl Picker {
     /// `shares` add up to 1 (at most `MAX_PARTS` of them). `cycle` 1 picks each event on its
     /// own; more puts the events in cycles of about that many (at least two events of the

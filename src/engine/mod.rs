@@ -277,7 +277,7 @@ fn spawn_workers(
             id,
             agent: plan.agent_base + id as u32,
             threads,
-            core: (!cores.is_empty()).then(|| cores[id % cores.len()]),
+            core: cores.get(id % cores.len().max(1)).cloned(),
             addr: plan.addr,
             unix: plan.unix.clone(),
             targets: plan.targets.clone(),

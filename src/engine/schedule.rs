@@ -94,6 +94,11 @@ impl Schedule {
     }
 
     /// The segment in force at `t`.
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "a schedule has at least one segment, so partition_point(..).max(1) - 1 < \
+                  segs.len()"
+    )]
     fn at(&self, t: f64) -> &Segment {
         let i = self.segs.partition_point(|s| s.t0 <= t).max(1) - 1;
         &self.segs[i]

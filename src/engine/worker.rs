@@ -241,6 +241,10 @@ enum Proto {
     },
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "`i` is a link index (< links.len()) and RELP `sessions` has one entry per link"
+)]
 impl Proto {
     fn gzip(&self) -> bool {
         matches!(self, Proto::Http { framer, .. } if framer.gzip)
@@ -441,6 +445,15 @@ struct Worker {
     closed: bool,
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-event hot path; every index is by construction: link indices `i` come from \
+              0..links.len() or an event token checked against links.len(), slot indices from \
+              0..batches.len() (the pool is fixed at construction) or a link's `batch`; RELP \
+              `sessions` has one entry per link and `frames` one per slot; a part index is < the \
+              mix's part count, which sizes `parts` and the framings; `ends`/`order`/`part_of` \
+              hold one entry per event the batch rendered"
+)]
 impl Worker {
     fn new(p: &mut WorkerPlan, registry: mio::Registry) -> Worker {
         let (mut proto, tls) = match &p.wire {
@@ -1619,13 +1632,15 @@ impl Worker {
                         }
                         continue;
                     }
-                    if let Some(code) = framer.hec_code(body)
-                        && (0..32).contains(&code)
+                    if let Some(n) = framer
+                        .hec_code(body)
+                        .and_then(|code| usize::try_from(code).ok())
+                        .and_then(|code| self.counters.hec_codes.get_mut(code))
                     {
-                        self.counters.hec_codes[code as usize] += 1;
+                        *n += 1;
                     }
-                    if (resp.status as usize) < self.counters.status.len() {
-                        self.counters.status[resp.status as usize] += 1;
+                    if let Some(n) = self.counters.status.get_mut(usize::from(resp.status)) {
+                        *n += 1;
                     }
                     conn.reader.consume(used);
                     let gzip = framer.gzip;
@@ -1882,6 +1897,10 @@ enum Framing<'a> {
     Parts(&'a mut Framings),
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-event hot path; `part` is the mix picker's part, < its part count == generators.len()"
+)]
 impl<'a> Source<'a> {
     /// The source of the batch whose first event is this worker's `first`, with how its
     /// events are framed; `None` when the worker has no source (a plain HTTP load with a
@@ -2048,6 +2067,10 @@ fn event_ctx(
 /// The order a UDP batch's datagrams leave in: by size, longest first (runs of one size, each
 /// able to end with one shorter datagram, as GSO wants; generation order within a size), or
 /// as generated. Sorts in place without allocating.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "`i` ranges over 0..ends.len(), and `i - 1` is taken only for i > 0"
+)]
 fn udp_order(ends: &[u32], by_size: bool, order: &mut Vec<u32>) {
     order.clear();
     order.extend(0..ends.len() as u32);

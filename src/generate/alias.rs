@@ -11,6 +11,11 @@ pub struct Alias {
 
 impl Alias {
     /// `weights` must be non-empty; zero weights are never drawn.
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "scaled, keep and alias all have n entries, and every index (from 0..n, small or \
+                  large) is < n"
+    )]
     pub fn new(weights: &[u32]) -> Alias {
         let n = weights.len().max(1);
         let total: u64 = weights.iter().map(|w| u64::from(*w)).sum::<u64>().max(1);
@@ -48,6 +53,11 @@ impl Alias {
     }
 
     #[inline]
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "per-event hot path; col = ((r >> 32) * n) >> 32 is < n = keep.len() = \
+                  alias.len()"
+    )]
     pub fn sample(&self, r: u64) -> usize {
         let n = self.keep.len() as u64;
         let col = (((r >> 32) * n) >> 32) as usize;

@@ -74,6 +74,10 @@ pub(crate) struct SentDigits {
 impl SentDigits {
     /// The digits of `ms`, formatted only when it differs from the last one.
     #[inline]
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "digits has 20 bytes, the most a u64 has in decimal"
+    )]
     fn of(&mut self, ms: u64) -> &[u8] {
         if self.ms != Some(ms) {
             let mut b = itoa::Buffer::new();
@@ -148,6 +152,13 @@ impl Generator {
         self.render_with(event, &mut rng, ctx, Some(stage), out);
     }
 
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "per-event hot path; pack::compile makes every op's literal range lie within its \
+                  event's lit, its table index < tables.len() and its slot < max_slots (vals has \
+                  max_slots entries); event comes from the program's own sampler or a compiled \
+                  stage, < events.len()"
+    )]
     fn render_with(
         &mut self,
         event: usize,
@@ -252,6 +263,11 @@ fn draw(d: &Draw, rng: &mut Xoshiro256PlusPlus, ctx: &EventCtx, time: i64) -> [u
 }
 
 #[inline]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-event hot path; a Ts site is an index pack::compile gave into the generator's \
+              ts writers, one per site"
+)]
 fn write_num(how: NumFmt, v: [u64; 2], ts: &mut [TsWriter], out: &mut Vec<u8>) {
     match how {
         NumFmt::Dec => write_u64(v[0], out),
@@ -303,15 +319,19 @@ fn write_num(how: NumFmt, v: [u64; 2], ts: &mut [TsWriter], out: &mut Vec<u8>) {
 
 #[inline]
 pub fn write_ipv4(a: u32, out: &mut Vec<u8>) {
-    let b = a.to_be_bytes();
-    write_u64(u64::from(b[0]), out);
-    for x in &b[1..] {
+    let [first, rest @ ..] = a.to_be_bytes();
+    write_u64(u64::from(first), out);
+    for x in rest {
         out.push(b'.');
-        write_u64(u64::from(*x), out);
+        write_u64(u64::from(x), out);
     }
 }
 
 /// RFC 5952 text: lower-case hex, the longest run of two or more zero groups as `::`.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "g has 8 entries and i < 8 is the loop condition"
+)]
 pub fn write_ipv6(a: u128, out: &mut Vec<u8>) {
     let g: [u16; 8] = std::array::from_fn(|i| (a >> (112 - 16 * i)) as u16);
     let (mut best, mut best_len, mut cur, mut cur_len) = (8, 0, 0, 0);

@@ -20,6 +20,11 @@ impl StrTable {
     }
 
     #[inline]
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "per-event hot path; ends holds cumulative ends into data, and i is a table row \
+                  drawn below len() (pack::compile bounds every draw by its table's length)"
+    )]
     pub fn get(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         &self.data[start..self.ends[i] as usize]

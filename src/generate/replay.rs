@@ -101,6 +101,10 @@ const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
 
+#[allow(
+    clippy::expect_used,
+    reason = "the patterns are literals in this function, compiled by every replay test"
+)]
 fn patterns() -> Vec<Pattern> {
     let mon = "(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)";
     let hms = r"(?P<h>\d{2}):(?P<mi>\d{2}):(?P<s>\d{2})";
@@ -205,14 +209,16 @@ fn instant(p: &Pattern, c: &regex::bytes::Captures, year: i64) -> Option<(UnixNs
     }
     if let Some(z) = c.name("z").map(|z| z.as_bytes()).filter(|z| *z != b"Z") {
         // +hh:mm / -hhmm: the instant is the local time less the offset.
-        let digits: Vec<i64> = z[1..]
+        let digits: Vec<i64> = z
+            .get(1..)
+            .unwrap_or_default()
             .iter()
             .filter(|b| b.is_ascii_digit())
             .map(|b| i64::from(b - b'0'))
             .collect();
-        if digits.len() == 4 {
-            let off = (digits[0] * 10 + digits[1]) * 3600 + (digits[2] * 10 + digits[3]) * 60;
-            let sign = if z[0] == b'-' { -1 } else { 1 };
+        if let [h1, h2, m1, m2] = *digits.as_slice() {
+            let off = (h1 * 10 + h2) * 3600 + (m1 * 10 + m2) * 60;
+            let sign = if z.first() == Some(&b'-') { -1 } else { 1 };
             ns -= sign * off * 1_000_000_000;
         }
     }
@@ -367,7 +373,11 @@ impl Recording {
                 for p in patterns() {
                     let n = sample
                         .iter()
-                        .filter(|l| p.re.is_match(&self.data[l.start..l.end]))
+                        .filter(|l| {
+                            self.data
+                                .get(l.start..l.end)
+                                .is_some_and(|text| p.re.is_match(text))
+                        })
                         .count();
                     if n > 0 && best.as_ref().is_none_or(|(m, _)| n > *m) {
                         best = Some((n, p));
@@ -392,7 +402,12 @@ impl Recording {
             .iter()
             .filter_map(|l| l.ts.map(|t| t.2))
             .collect();
-        let (first, last) = (stamps[0], *stamps.last().unwrap_or(&stamps[0]));
+        let (Some(&first), Some(&last)) = (stamps.first(), stamps.last()) else {
+            // The pattern matched lines but no instant could be read from them: as if no
+            // pattern had been found.
+            self.finder = None;
+            return Ok(());
+        };
         let gap = if stamps.len() > 1 {
             (last - first) / (stamps.len() as i64 - 1)
         } else {
@@ -408,8 +423,10 @@ impl Recording {
     fn written_format(&self, p: &Pattern, year: i64) -> TsFormat {
         for l in &self.lines {
             if let Some((off, len, _)) = l.ts {
-                let text = &self.data[l.start + off as usize..l.start + (off + len) as usize];
-                if let Some(c) = p.re.captures(text)
+                let text = self
+                    .data
+                    .get(l.start + off as usize..l.start + (off + len) as usize);
+                if let Some(c) = text.and_then(|text| p.re.captures(text))
                     && let Some((_, f)) = instant(p, &c, year)
                 {
                     return f;
@@ -430,13 +447,15 @@ impl Recording {
 fn stamp_lines(p: &Pattern, outer: Option<&Regex>, year: i64, data: &[u8], lines: &mut [Line]) {
     {
         for l in lines.iter_mut() {
-            let line = &data[l.start..l.end];
+            let Some(line) = data.get(l.start..l.end) else {
+                continue;
+            };
             let (base, hay) = match outer {
-                Some(re) => match re.captures(line) {
-                    Some(c) => {
-                        let m = c.get(1).or_else(|| c.get(0)).expect("a match has group 0");
-                        (m.start(), &line[m.start()..m.end()])
-                    }
+                Some(re) => match re
+                    .captures(line)
+                    .and_then(|c| c.get(1).or_else(|| c.get(0)))
+                {
+                    Some(m) => (m.start(), m.as_bytes()),
                     None => continue,
                 },
                 None => (0, line),
@@ -445,7 +464,9 @@ fn stamp_lines(p: &Pattern, outer: Option<&Regex>, year: i64, data: &[u8], lines
                 continue;
             };
             // The epoch pattern matches the key too; its value is group `e`.
-            let m = c.name("e").unwrap_or_else(|| c.get(0).expect("group 0"));
+            let Some(m) = c.name("e").or_else(|| c.get(0)) else {
+                continue;
+            };
             if let Some((ns, _)) = instant(p, &c, year) {
                 l.ts = Some(((base + m.start()) as u32, (m.end() - m.start()) as u32, ns));
             }
@@ -469,13 +490,14 @@ pub(super) fn index_lines(
     lines: &mut Vec<Line>,
 ) -> Result<(), String> {
     let mut start = base;
-    for (n, piece) in data[base..].split(|b| *b == b'\n').enumerate() {
+    let from = data.get(base..).unwrap_or_default();
+    for (n, piece) in from.split(|b| *b == b'\n').enumerate() {
         let mut end = start + piece.len();
         let next = end + 1;
-        if end > start && data[end - 1] == b'\r' {
+        if end > start && data.get(end - 1) == Some(&b'\r') {
             end -= 1;
         }
-        let text = &data[start..end];
+        let text = data.get(start..end).unwrap_or_default();
         if !text.iter().all(u8::is_ascii_whitespace) {
             if format == Format::Ndjson {
                 let ok = serde_json::from_slice::<serde_json::Value>(text)
@@ -609,6 +631,11 @@ impl Replayer {
 
     /// Writes event `ctx.index`: its line, timestamp and tag (of a stream: this worker's next
     /// line, or the same one again for the same index).
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "per-event hot path; k = index % lines.len(), and index_lines made every line's \
+                  range lie within data"
+    )]
     pub fn render(&mut self, ctx: &EventCtx, out: &mut Vec<u8>) {
         let w = Write {
             format: self.rec.format,
@@ -644,6 +671,12 @@ struct Write<'a> {
 }
 
 impl Write<'_> {
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "per-event hot path; stamp_lines found (off, len) inside this line, and body_end \
+                  is the line's length or (ndjson, each line checked to be one object) its \
+                  closing brace, after any value in it"
+    )]
     fn line(
         self,
         line: &[u8],

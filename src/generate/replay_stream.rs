@@ -88,7 +88,7 @@ impl Feed {
             self.last = Some(index);
         }
         let l = *self.cur.lines.get(self.pos.checked_sub(1)?)?;
-        Some((&self.cur.data[l.start..l.end], l.ts, self.cur.pass))
+        Some((self.cur.data.get(l.start..l.end)?, l.ts, self.cur.pass))
     }
 }
 
@@ -107,7 +107,9 @@ impl Feeds {
 /// Reads the head of `files`: the recording to find timestamps with, the line count, and the
 /// last timestamp. The files are read through once here to count their lines.
 pub fn head(files: Vec<PathBuf>, format: Format, locate: &Locate) -> Result<Recording, String> {
-    let first = &files[0];
+    let Some(first) = files.first() else {
+        return Err("no file to replay".to_string());
+    };
     let mut data = Vec::new();
     std::fs::File::open(first)
         .and_then(|f| f.take(HEAD_BYTES).read_to_end(&mut data))
@@ -146,12 +148,20 @@ fn count_lines(p: &PathBuf) -> Result<u64, String> {
         }
         let mut from = 0;
         for nl in memchr::memchr_iter(b'\n', buf) {
-            blank &= buf[from..nl].iter().all(u8::is_ascii_whitespace);
+            blank &= buf
+                .get(from..nl)
+                .unwrap_or_default()
+                .iter()
+                .all(u8::is_ascii_whitespace);
             n += u64::from(!blank);
             blank = true;
             from = nl + 1;
         }
-        blank &= buf[from..].iter().all(u8::is_ascii_whitespace);
+        blank &= buf
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .all(u8::is_ascii_whitespace);
         let len = buf.len();
         r.consume(len);
     }
@@ -216,6 +226,11 @@ pub fn start(rec: Arc<Recording>, workers: usize, looped: bool) -> Arc<Feeds> {
 }
 
 /// The reader: deals the lines out, pass after pass when `looped`.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "w = j % workers < tx.len(); tx and back are made in pairs, one per worker, and segs \
+              has one entry per back"
+)]
 fn read(rec: &Recording, tx: Vec<Sender<Segment>>, back: Vec<Receiver<Segment>>, looped: bool) {
     let workers = tx.len();
     let Some(mut segs) = back

@@ -75,12 +75,19 @@ impl TsFormat {
     pub fn parse(s: &str) -> Option<TsFormat> {
         Self::NAMES
             .iter()
-            .position(|n| *n == s)
-            .map(|i| Self::ALL[i])
+            .zip(Self::ALL)
+            .find(|(n, _)| **n == s)
+            .map(|(_, f)| f)
     }
 
     pub fn name(self) -> &'static str {
-        Self::NAMES[Self::ALL.iter().position(|f| *f == self).unwrap_or(0)]
+        Self::ALL
+            .iter()
+            .zip(Self::NAMES)
+            .find(|(f, _)| **f == self)
+            .map(|(_, n)| *n)
+            .or_else(|| Self::NAMES.first().copied())
+            .unwrap_or_default()
     }
 }
 
@@ -127,6 +134,12 @@ pub struct TsWriter {
     prefix_len: usize,
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-event hot path; prefix has 24 bytes and prefix_len is the length of a date part \
+              plus hh:mm:ss that fill_date wrote from a 24-byte ArrayBuf (>= 8); civil_from_days \
+              gives a month in 1..=12 and MONTHS has 12"
+)]
 impl TsWriter {
     pub fn new(format: TsFormat) -> Self {
         TsWriter {
@@ -255,6 +268,10 @@ impl TsWriter {
 
 /// `Mar 14, 2025 9:21:07 AM`: the hour is 12-hour and unpadded, so the per-second prefix cache
 /// does not apply (the format is rare: IAM responses in CloudTrail).
+#[allow(
+    clippy::indexing_slicing,
+    reason = "civil_from_days gives a month in 1..=12 and MONTHS has 12 entries"
+)]
 fn write_java_medium(sec: i64, out: &mut Vec<u8>) {
     let (y, m, d) = civil_from_days(sec.div_euclid(86_400));
     let sod = sec.rem_euclid(86_400) as u64;

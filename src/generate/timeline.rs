@@ -66,6 +66,11 @@ impl Timeline {
 
     /// The time of event `i`; `now` is used only by `Realtime`.
     #[inline]
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "per-event hot path; cumulative is not empty here and h is clamped to \
+                  cumulative.len() - 1, h - 1 taken only for h > 0"
+    )]
     pub fn time_of(&self, i: u64, now: UnixNs) -> UnixNs {
         match self {
             Timeline::Realtime => now,

@@ -414,6 +414,12 @@ impl Conn {
     }
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-write hot path; the first arm has offset < bufs[0].len(), the second offset - \
+              bufs[0].len() <= bufs[1].len() (a link's offset never passes its batch's wire \
+              length)"
+)]
 fn slices_from<'a>(bufs: [&'a [u8]; 2], offset: usize) -> [IoSlice<'a>; 2] {
     if offset < bufs[0].len() {
         [IoSlice::new(&bufs[0][offset..]), IoSlice::new(bufs[1])]

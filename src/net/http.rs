@@ -64,7 +64,7 @@ impl ResponseReader {
             let n = (self.buf.len() * 2).max(16 * 1024);
             self.buf.resize(n, 0);
         }
-        &mut self.buf[self.len..]
+        self.buf.get_mut(self.len..).unwrap_or_default()
     }
 
     /// Marks `n` bytes of `spare()` as read.
@@ -78,7 +78,7 @@ impl ResponseReader {
 
     /// The bytes read and not consumed (a protocol that parses its own frames, RELP).
     pub fn data(&self) -> &[u8] {
-        &self.buf[..self.len]
+        self.buf.get(..self.len).unwrap_or_default()
     }
 
     pub fn clear(&mut self) {
@@ -91,13 +91,13 @@ impl ResponseReader {
             // Chunked bodies are decoded aside.
             return &self.dechunked;
         }
-        &self.buf[r.body.0..r.body.1]
+        self.buf.get(r.body.0..r.body.1).unwrap_or_default()
     }
 
     /// A complete response, if the buffer holds one; `consume` it once handled.
     /// `eof` says the peer closed, which completes an until-close body.
     pub fn poll(&mut self, eof: bool) -> Result<Option<(Response, usize)>, ReadError> {
-        let data = &self.buf[..self.len];
+        let data = self.buf.get(..self.len).unwrap_or_default();
         let mut headers = [httparse::EMPTY_HEADER; 48];
         let mut resp = httparse::Response::new(&mut headers);
         let head_len = match resp.parse(data) {
@@ -182,11 +182,11 @@ impl ResponseReader {
                 self.dechunked.clear();
                 let mut pos = head_len;
                 loop {
-                    let rest = &data[pos..];
+                    let rest = data.get(pos..).unwrap_or_default();
                     let Some(line_end) = rest.windows(2).position(|w| w == b"\r\n") else {
                         return Ok(None);
                     };
-                    let size_text = std::str::from_utf8(&rest[..line_end])
+                    let size_text = std::str::from_utf8(rest.get(..line_end).unwrap_or_default())
                         .map_err(|_| ReadError::Malformed("bad chunk size".into()))?;
                     let size_text = size_text.split(';').next().unwrap_or("").trim();
                     let size = usize::from_str_radix(size_text, 16)
@@ -197,7 +197,7 @@ impl ResponseReader {
                     let start = pos + line_end + 2;
                     if size == 0 {
                         // Trailers end with an empty line.
-                        let tail = &data[start..];
+                        let tail = data.get(start..).unwrap_or_default();
                         let Some(end) = find_trailer_end(tail) else {
                             return Ok(None);
                         };
@@ -212,7 +212,8 @@ impl ResponseReader {
                     if data.len() < start + size + 2 {
                         return Ok(None);
                     }
-                    self.dechunked.extend_from_slice(&data[start..start + size]);
+                    self.dechunked
+                        .extend_from_slice(data.get(start..start + size).unwrap_or_default());
                     pos = start + size + 2;
                 }
             }
@@ -266,13 +267,16 @@ pub fn rehost(head: &mut Vec<u8>, scratch: &mut Vec<u8>, host: &str) {
     let Some(start) = memchr::memmem::find(head, AT).map(|i| i + AT.len()) else {
         return;
     };
-    let Some(end) = memchr::memmem::find(&head[start..], b"\r\n").map(|i| start + i) else {
+    let Some((before, after)) = head.split_at_checked(start) else {
+        return;
+    };
+    let Some(end) = memchr::memmem::find(after, b"\r\n") else {
         return;
     };
     scratch.clear();
-    scratch.extend_from_slice(&head[..start]);
+    scratch.extend_from_slice(before);
     scratch.extend_from_slice(host.as_bytes());
-    scratch.extend_from_slice(&head[end..]);
+    scratch.extend_from_slice(after.get(end..).unwrap_or_default());
     std::mem::swap(head, scratch);
 }
 

@@ -9,7 +9,7 @@
 //! to send them in (a permutation of their indices).
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use mio::net::UdpSocket;
 use mio::{Interest, Registry, Token};
@@ -67,13 +67,11 @@ impl UdpLink {
     /// `gso` asks for GSO; it is used when the kernel has not refused it before.
     pub fn open(&mut self, addr: SocketAddr, gso: bool, registry: &Registry) -> io::Result<()> {
         self.close(registry);
-        let local: SocketAddr = if addr.is_ipv4() {
-            "0.0.0.0:0"
+        let local = if addr.is_ipv4() {
+            SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0))
         } else {
-            "[::]:0"
-        }
-        .parse()
-        .expect("literal address");
+            SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0))
+        };
         let mut s = UdpSocket::bind(local)?;
         s.connect(addr)?;
         set_send_buffer(&s, 8 << 20);
@@ -138,6 +136,12 @@ impl UdpLink {
 /// One `sendmmsg`: datagrams `order[from..]` as far as one call takes them, same-size runs as
 /// GSO buffers; returns how many datagrams the kernel took.
 #[cfg(target_os = "linux")]
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-datagram hot path; v < MAX_IOV (iov has MAX_IOV entries) and m < VLEN (msgs, \
+              ctl, runs have VLEN) are loop conditions, i < order.len() is checked before each \
+              use, and sendmmsg returns at most m (or < 0, handled first)"
+)]
 fn send_some(
     s: &UdpSocket,
     gso: &mut Gso,
@@ -223,6 +227,11 @@ fn send_some(
 }
 
 /// Datagram `i` of `buf`.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-datagram hot path; ends holds the batch's cumulative datagram ends into buf and \
+              i is an entry of the batch's order, so < ends.len()"
+)]
 fn datagram<'a>(buf: &'a [u8], ends: &[u32], i: u32) -> &'a [u8] {
     let i = i as usize;
     let start = if i == 0 { 0 } else { ends[i - 1] as usize };

@@ -79,7 +79,8 @@ impl Transport for TlsTransport {
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         self.stream.get_mut().set_timeout(timeout);
-        let output = &self.buffers.output()[..amount];
+        let output = self.buffers.output();
+        let output = output.get(..amount).unwrap_or(output);
         self.stream.write_all(output)?;
         Ok(())
     }

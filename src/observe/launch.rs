@@ -332,7 +332,7 @@ fn tail_text(buf: &[u8], cut: bool) -> String {
         lines.remove(0);
     }
     let skip = lines.len().saturating_sub(TAIL_LINES);
-    lines[skip..].join("\n")
+    lines.get(skip..).unwrap_or_default().join("\n")
 }
 
 #[cfg(test)]

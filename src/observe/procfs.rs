@@ -36,7 +36,7 @@ pub fn parse_stat(buf: &[u8]) -> Option<Stat<'_>> {
     if close < open {
         return None;
     }
-    let comm = &buf[open + 1..close];
+    let comm = buf.get(open + 1..close)?;
     let rest = buf.get(close + 1..)?;
     let mut fields = rest
         .split(|b| *b == b' ' || *b == b'\n')
@@ -124,7 +124,7 @@ fn trim(v: &[u8]) -> &[u8] {
         .iter()
         .rposition(|b| !b.is_ascii_whitespace())
         .map_or(start, |e| e + 1);
-    &v[start..end.max(start)]
+    v.get(start..end.max(start)).unwrap_or_default()
 }
 
 fn parse_u64(v: &[u8]) -> Option<u64> {
@@ -146,7 +146,7 @@ fn parse_u64(v: &[u8]) -> Option<u64> {
 pub fn argv0_basename(cmdline: &[u8]) -> &[u8] {
     let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or(b"");
     match memchr::memrchr(b'/', argv0) {
-        Some(i) => &argv0[i + 1..],
+        Some(i) => argv0.get(i + 1..).unwrap_or_default(),
         None => argv0,
     }
 }
@@ -264,7 +264,7 @@ fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
     buf.resize(cap, 0);
     let mut len = 0;
     loop {
-        match f.read(&mut buf[len..]) {
+        match f.read(buf.get_mut(len..).unwrap_or_default()) {
             Ok(n) => {
                 len += n;
                 if n == 0 || len < buf.len() {
@@ -338,20 +338,24 @@ fn mountinfo_cgroup2(text: &str) -> Option<PathBuf> {
 fn unescape_mount(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+    let mut rest = b;
+    while let Some((&c, tail)) = rest.split_first() {
+        if let (
+            b'\\',
+            [
+                d1 @ b'0'..=b'7',
+                d2 @ b'0'..=b'7',
+                d3 @ b'0'..=b'7',
+                after @ ..,
+            ],
+        ) = (c, tail)
         {
-            let v = u32::from(b[i + 1] - b'0') * 64
-                + u32::from(b[i + 2] - b'0') * 8
-                + u32::from(b[i + 3] - b'0');
+            let v = u32::from(d1 - b'0') * 64 + u32::from(d2 - b'0') * 8 + u32::from(d3 - b'0');
             out.push(u8::try_from(v).unwrap_or(b'?'));
-            i += 4;
+            rest = after;
         } else {
-            out.push(b[i]);
-            i += 1;
+            out.push(c);
+            rest = tail;
         }
     }
     String::from_utf8_lossy(&out).into_owned()

@@ -142,6 +142,11 @@ struct Raw {
 }
 
 impl Raw {
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "comm is a 32-byte array and comm_len is at most its length (the copy takes at \
+                  most that many bytes); i < procs.len() is the loop bound"
+    )]
     fn comm(&self) -> &[u8] {
         &self.comm[..self.comm_len]
     }
@@ -158,8 +163,10 @@ fn read_proc(r: &mut Reader, pid: u32, children: bool, detail: bool, page: u64) 
     let (mut raw, exited) = {
         let st = procfs::parse_stat(r.proc_file(pid, "stat").ok()?)?;
         let mut comm = [0u8; 32];
+        for (to, from) in comm.iter_mut().zip(st.comm) {
+            *to = *from;
+        }
         let comm_len = st.comm.len().min(comm.len());
-        comm[..comm_len].copy_from_slice(&st.comm[..comm_len]);
         let (cu, cs) = if children {
             (st.cutime, st.cstime)
         } else {
@@ -610,6 +617,11 @@ impl State {
 
     /// Lists /proc and starts following every process that newly matches a name. A process
     /// born since the previous sample is counted from zero.
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "comm is a 32-byte array and comm_len is at most its length (the copy takes at \
+                  most that many bytes); i < procs.len() is the loop bound"
+    )]
     fn scan(&mut self, now: Instant) {
         if self.names.is_empty() {
             return;
@@ -640,9 +652,10 @@ impl State {
             let comm_len = match self.reader.proc_file(pid, "comm") {
                 Ok(b) => {
                     let b = b.strip_suffix(b"\n").unwrap_or(b);
-                    let n = b.len().min(comm.len());
-                    comm[..n].copy_from_slice(&b[..n]);
-                    n
+                    for (to, from) in comm.iter_mut().zip(b) {
+                        *to = *from;
+                    }
+                    b.len().min(comm.len())
                 }
                 Err(_) => continue,
             };
@@ -696,6 +709,11 @@ impl State {
 
     /// One sample: every followed process, new matches, ingestbench, the cgroups. `last`: the
     /// final one, which reads everything.
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "comm is a 32-byte array and comm_len is at most its length (the copy takes at \
+                  most that many bytes); i < procs.len() is the loop bound"
+    )]
     fn sample(&mut self, last: bool) -> Second {
         let now = Instant::now();
         let interval_s = now

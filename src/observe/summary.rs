@@ -18,7 +18,7 @@ pub fn percentile(values: &[f64], p: f64) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
     let rank = ((p.clamp(0.0, 100.0) / 100.0) * n as f64).ceil() as usize;
-    v[rank.clamp(1, n) - 1]
+    v.get(rank.clamp(1, n) - 1).copied().unwrap_or(0.0)
 }
 
 /// (mean, p95, max) cores: the mean is `cpu_s ÷ watched_s` (time-weighted), p95 and max are

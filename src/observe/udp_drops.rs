@@ -39,14 +39,14 @@ const DROPS: usize = 12;
 /// One line of either file; `None` for the header and anything that is not a socket line.
 pub fn parse_line(line: &str) -> Option<UdpSocketLine> {
     let cols: Vec<&str> = line.split_whitespace().collect();
-    if cols.len() <= DROPS || !cols[0].ends_with(':') {
+    if cols.len() <= DROPS || !cols.first()?.ends_with(':') {
         return None;
     }
-    let (addr, port) = cols[LOCAL].split_once(':')?;
+    let (addr, port) = cols.get(LOCAL)?.split_once(':')?;
     Some(UdpSocketLine {
         local: SocketAddr::new(parse_addr(addr)?, u16::from_str_radix(port, 16).ok()?),
-        inode: cols[INODE].parse().ok()?,
-        drops: cols[DROPS].parse().ok()?,
+        inode: cols.get(INODE)?.parse().ok()?,
+        drops: cols.get(DROPS)?.parse().ok()?,
     })
 }
 
@@ -62,8 +62,8 @@ fn parse_addr(hex: &str) -> Option<IpAddr> {
         8 => Some(IpAddr::V4(Ipv4Addr::from(word(0)?))),
         32 => {
             let mut b = [0u8; 16];
-            for i in 0..4 {
-                b[i * 4..i * 4 + 4].copy_from_slice(&word(i)?);
+            for (i, quad) in b.chunks_exact_mut(4).enumerate() {
+                quad.copy_from_slice(&word(i)?);
             }
             Some(IpAddr::V6(Ipv6Addr::from(b)))
         }

@@ -216,6 +216,11 @@ const FUSE_MAX_LITERAL: usize = 64;
 /// a short literal between them (`{{app.name}},{{app.port}}`) become one table of joined
 /// entries, and a short literal right after a string site is folded into its entries. Only
 /// small tables (choice values, small pools) are copied; the bytes rendered do not change.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "the ops' table indices are tables this compiler pushed (< tables.len()), their \
+              literal ranges lie within ev.lit, and i < tables[a].len() == tables[b].len()"
+)]
 fn fuse(ev: &mut CompiledEvent, tables: &mut Vec<StrTable>) {
     let small = |tables: &Vec<StrTable>, t: u32| tables[t as usize].len() <= FUSE_MAX_ENTRIES;
     let mut out: Vec<Op> = Vec::with_capacity(ev.ops.len());
@@ -394,7 +399,9 @@ fn site(
     };
     match slot {
         SlotDef::Choice(items) => {
-            let record = matches!(items[0].value, ChoiceValue::Record(_));
+            let record = items
+                .first()
+                .is_some_and(|it| matches!(it.value, ChoiceValue::Record(_)));
             match (record, attr) {
                 (false, Some(a)) => Err(format!(
                     "{shown}: plain choice values have no attribute {a:?}"
@@ -487,9 +494,9 @@ fn site(
 }
 
 fn record_keys(items: &[crate::pack::load::ChoiceItem]) -> Vec<String> {
-    match &items[0].value {
-        ChoiceValue::Record(r) => r.iter().map(|(k, _)| k.clone()).collect(),
-        ChoiceValue::Scalar(_) => Vec::new(),
+    match items.first().map(|it| &it.value) {
+        Some(ChoiceValue::Record(r)) => r.iter().map(|(k, _)| k.clone()).collect(),
+        Some(ChoiceValue::Scalar(_)) | None => Vec::new(),
     }
 }
 
@@ -536,21 +543,22 @@ fn scan(
     let mut st = CtxState::new(format, carrier);
     let mut explicit_acct = false;
     let mut i = 0;
-    while i < b.len() {
-        if b[i..].starts_with(b"{{{{") {
+    while let Some(&c) = b.get(i) {
+        let rest = b.get(i..).unwrap_or_default();
+        if rest.starts_with(b"{{{{") {
             st.feed_lit(b"{{", pieces.len(), lit.len());
             lit.extend_from_slice(b"{{");
             i += 4;
             continue;
         }
-        if b[i..].starts_with(b"{{{") {
+        if rest.starts_with(b"{{{") {
             // `{{{x}}}`: a literal brace, then the slot.
             st.feed_lit(b"{", pieces.len(), lit.len());
             lit.push(b'{');
             i += 1;
             continue;
         }
-        if b[i..].starts_with(b"{{") {
+        if rest.starts_with(b"{{") {
             let close = tpl[i + 2..]
                 .find("}}")
                 .ok_or_else(|| format!("unclosed {{{{ at byte {i}"))?;
@@ -588,7 +596,6 @@ fn scan(
             st.feed_slot();
             continue;
         }
-        let c = b[i];
         if format == Format::Json && !st.in_string && c.is_ascii_whitespace() {
             i += 1;
             continue;
@@ -645,11 +652,14 @@ fn insert_default_acct(
                 return Err("could not find the STRUCTURED-DATA field of this RFC 5424 template (<PRI>1 TIMESTAMP HOST APP PROCID MSGID SD MSG)".into());
             };
             // Split the literal holding the SD start and put the element there.
-            let Piece::Lit(bytes) = &pieces[piece] else {
+            let Some(Piece::Lit(bytes)) = pieces.get(piece) else {
                 unreachable!("sd_at points at a literal")
             };
-            let before = bytes[..offset].to_vec();
-            let after = bytes[offset + usize::from(nil)..].to_vec();
+            let before = bytes.get(..offset).unwrap_or_default().to_vec();
+            let after = bytes
+                .get(offset + usize::from(nil)..)
+                .unwrap_or_default()
+                .to_vec();
             pieces.splice(
                 piece..=piece,
                 [
@@ -827,7 +837,7 @@ impl CtxState {
 
 /// Renders a wrong-looking value for messages: the first 200 bytes.
 pub fn snippet(b: &[u8]) -> String {
-    let s = String::from_utf8_lossy(&b[..b.len().min(200)]).into_owned();
+    let s = String::from_utf8_lossy(b.get(..200).unwrap_or(b)).into_owned();
     if b.len() > 200 { format!("{s}…") } else { s }
 }
 

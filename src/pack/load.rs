@@ -632,7 +632,9 @@ fn read_offset(r: &mut Reader, o: &mut Obj, path: &str) -> Option<(i64, i64)> {
         match crate::config::units::parse_duration(body) {
             Ok(d) => {
                 let ns = i64::try_from(d.0.as_nanos()).unwrap_or(i64::MAX);
-                v[i] = if neg { -ns } else { ns };
+                if let Some(x) = v.get_mut(i) {
+                    *x = if neg { -ns } else { ns };
+                }
             }
             Err(e) => {
                 r.error(&format!("{p}[{i}]"), e);

@@ -54,7 +54,18 @@ pub fn resolve(ctx: &mut Ctx<'_>, left: Duration) -> Step {
     if let Some(m) = &ctx.plan_error {
         return Step::fail(NAME, format!("at setup: {m}"), Exit::Aborted);
     }
-    let used = ctx.endpoint.as_ref().map_or(addrs[0], |e| e.addr);
+    let Some(used) = ctx
+        .endpoint
+        .as_ref()
+        .map(|e| e.addr)
+        .or_else(|| addrs.first().copied())
+    else {
+        return Step::fail(
+            NAME,
+            format!("{host} resolves to no address"),
+            Exit::Aborted,
+        );
+    };
     ctx.addr = Some(used);
     let n = addrs.len();
     let mut s = Step::pass(

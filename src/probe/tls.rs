@@ -298,7 +298,10 @@ pub fn cert_info(der: &[u8], now: i64) -> CertInfo {
 
 fn ip_text(b: &[u8]) -> String {
     match b.len() {
-        4 => std::net::Ipv4Addr::new(b[0], b[1], b[2], b[3]).to_string(),
+        4 => match *b {
+            [a, b, c, d] => std::net::Ipv4Addr::new(a, b, c, d).to_string(),
+            _ => String::new(),
+        },
         16 => {
             let mut a = [0u8; 16];
             a.copy_from_slice(b);

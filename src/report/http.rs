@@ -153,6 +153,11 @@ fn steps(t: &Phase) -> Vec<Step> {
 /// The text report of `ingestbench http`, laid out as hey's and rpcload's (seconds, as they
 /// print them) with what they lack: the intended (CO-free) latency beside the service latency
 /// when a rate was asked, errors by kind, the SLOs, and the verdict line.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "serde_json::Value's Index returns Null for a missing key or a non-object and never \
+              panics"
+)]
 pub fn text(r: &super::Report) -> String {
     use std::fmt::Write;
     let mut o = String::new();
@@ -247,6 +252,11 @@ fn histogram(o: &mut String, h: &HttpReport) {
     }
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "serde_json::Value's Index returns Null for a missing key or a non-object and never \
+              panics"
+)]
 fn latency(o: &mut String, r: &super::Report) {
     use std::fmt::Write;
     let open_loop = r.config["workload"]["profile"] != "closed";

@@ -162,7 +162,10 @@ pub fn merge(files: &[(String, String)]) -> Result<Report, MergeError> {
         .map(|(file, text)| read(file, text))
         .collect::<Result<Vec<_>, _>>()?;
     check_one_run(&mut parts)?;
-    let config = read_config(&parts[0])?;
+    let Some(first) = parts.first() else {
+        return Err(MergeError("no reports to merge".into()));
+    };
+    let config = read_config(first)?;
     let (result, cx) = rebuild(&parts, &config)?;
     let mut rep = crate::report::build(&result, cx);
     let (exit, reasons) = crate::run::verdict(&rep, &result.abort, &config.slo);
@@ -231,10 +234,12 @@ fn check_one_run(parts: &mut [Part]) -> Result<(), MergeError> {
     }
     parts.sort_by_key(|p| p.shard.index);
     for w in parts.windows(2) {
-        if w[0].shard.index == w[1].shard.index {
+        if let [a, b] = w
+            && a.shard.index == b.shard.index
+        {
             return Err(MergeError(format!(
                 "shard {} twice: {} and {}",
-                w[0].shard.index, w[0].file, w[1].file
+                a.shard.index, a.file, b.file
             )));
         }
     }
@@ -324,7 +329,9 @@ fn rebuild(parts: &[Part], config: &Config) -> Result<(RunResult, Context), Merg
         targets: None,
         item_errors,
     };
-    let first = &parts[0].saved;
+    let Some(first) = parts.first().map(|p| &p.saved) else {
+        return Err(MergeError("no reports to merge".into()));
+    };
     // Each host once, in the order of the first shard that ran there.
     let mut hosts: Vec<&str> = Vec::new();
     for p in parts {
@@ -418,8 +425,9 @@ fn verification(parts: &[Part]) -> Option<Verification> {
         .iter()
         .filter_map(|p| p.saved.verification.as_ref())
         .collect();
+    let first = all.first()?;
     (all.len() == parts.len()).then(|| Verification {
-        store: all[0].store.clone(),
+        store: first.store.clone(),
         events_received: all.iter().map(|v| v.events_received).sum(),
         distinct: all.iter().map(|v| v.distinct).sum(),
         duplicates: all.iter().map(|v| v.duplicates).sum(),

@@ -907,7 +907,7 @@ fn watched(
     measured.sort_by(f64::total_cmp);
     let cores_p95_measured = (!measured.is_empty()).then(|| {
         let rank = ((0.95 * measured.len() as f64).ceil() as usize).clamp(1, measured.len());
-        measured[rank - 1]
+        measured.get(rank - 1).copied().unwrap_or_default()
     });
     Watched {
         processes: o.processes,

@@ -37,6 +37,11 @@ pub struct PartFigures {
 }
 
 /// Part `k`'s figures.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "both callers pass k from 0..parts.len(), and counters, latency and service each have \
+              one entry per part"
+)]
 pub(super) fn figures(parts: &Parts, k: usize) -> PartFigures {
     let c = parts.counters[k];
     PartFigures {

@@ -25,6 +25,10 @@ pub struct TargetRow {
 }
 
 /// One row per target: `targets` is each one's (url, address), in the config's order.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "k ranges over 0..parts.len(), and counters has one entry per part"
+)]
 pub fn rows(targets: &[(String, String)], parts: &Parts) -> Vec<TargetRow> {
     targets
         .iter()

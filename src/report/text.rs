@@ -566,6 +566,11 @@ fn same_rate(a: f64, b: f64) -> bool {
 /// second with errors, failed events or a control action, and every step in the target rate
 /// (a change that is not the same change as the second before, so a linear ramp shows where
 /// it starts, not each of its seconds).
+#[allow(
+    clippy::indexing_slicing,
+    reason = "i ranges over 0..rows.len(); step(i) runs only for i >= 1 (after the i == 0 test) \
+              and d(i - 1) only for i >= 2"
+)]
 pub fn condensed(rows: &[SecondRow]) -> Vec<bool> {
     let step = |i: usize| {
         let d = |j: usize| rows[j].target_eps - rows[j - 1].target_eps;

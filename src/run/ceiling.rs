@@ -332,6 +332,10 @@ fn backlog_growing(rows: &[&crate::report::SecondRow], eps: f64, f: StepFacts) -
 
 /// Batches leave later and later: the mean worst lag of the hold's last third is more than
 /// `LAG_GROWTH_MS` above its first third's. Gives both.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "third = rows.len() / 3 > 0 here, so both slices lie within rows"
+)]
 fn lag_growing(rows: &[&crate::report::SecondRow]) -> Option<(f64, f64)> {
     let third = rows.len() / 3;
     if third == 0 {

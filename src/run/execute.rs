@@ -396,6 +396,10 @@ fn outside_latency(p: &RunPlan) -> Option<Arc<Mutex<OutsideLatency>>> {
 
 /// The engine's per-second histograms go to the HDR log, to the step they fall in and to
 /// the latency outside fault windows.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "k is a position in spans and hists holds one histogram per span"
+)]
 fn second_log(
     log: Option<SharedHdrLog>,
     sizing: Option<&SizingGather>,
@@ -487,6 +491,10 @@ fn scenario_report(
 
 /// The scenario lane's framing: per stage, its source's framer (sourcetype, carrier, syslog
 /// header) with the stage's tactic and technique.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "st.source is the index the scenario planner resolved into s.sources"
+)]
 fn scenario_plan(
     p: &RunPlan,
     sr: &ScenarioRun,

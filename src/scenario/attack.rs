@@ -84,7 +84,9 @@ pub fn all() -> &'static [Technique] {
 /// The technique `id` (exact spelling, e.g. `T1059.001`).
 pub fn technique(id: &str) -> Option<&'static Technique> {
     let t = table();
-    t.binary_search_by(|x| x.id.cmp(id)).ok().map(|i| &t[i])
+    t.binary_search_by(|x| x.id.cmp(id))
+        .ok()
+        .and_then(|i| t.get(i))
 }
 
 /// The name of tactic `id`.

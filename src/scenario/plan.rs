@@ -111,6 +111,12 @@ impl Scenario {
 /// Resolves `def` with entity pools `entities` and `seed` (the file's, or what overrides it);
 /// `speed` over the file's (default `default_speed`). Errors and warnings name the field at
 /// fault.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "st.source and source are indices the planner resolved into sources; e ranges over \
+              the pack's events; h comes from position(), the pick is modulo matching.len() \
+              (checked non-empty), and j comes from enumerate()"
+)]
 pub fn resolve(
     def: &ScenarioDef,
     catalog: &Catalog,
@@ -166,6 +172,12 @@ pub fn resolve(
     ))
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "st.source and source are indices the planner resolved into sources; e ranges over \
+              the pack's events; h comes from position(), the pick is modulo matching.len() \
+              (checked non-empty), and j comes from enumerate()"
+)]
 fn resolve_stage(
     sd: &StageDef,
     catalog: &Catalog,
@@ -368,6 +380,12 @@ fn draw_shared(roles: &[Role], seed: u64, entities: &Entities) -> Vec<Shared> {
 
 /// Moves the shared host to one whose OS every stage showing it runs on; an error when the
 /// stages need hosts of different systems.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "st.source and source are indices the planner resolved into sources; e ranges over \
+              the pack's events; h comes from position(), the pick is modulo matching.len() \
+              (checked non-empty), and j comes from enumerate()"
+)]
 fn place_host(
     mut shared: Vec<Shared>,
     stages: &[Stage],
@@ -427,6 +445,12 @@ fn place_host(
 }
 
 /// Overlapping stages and stages beyond the limits, as warnings.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "st.source and source are indices the planner resolved into sources; e ranges over \
+              the pack's events; h comes from position(), the pick is modulo matching.len() \
+              (checked non-empty), and j comes from enumerate()"
+)]
 fn timing_warnings(stages: &[Stage], speed: Speed) -> Vec<Problem> {
     let mut w = Vec::new();
     for (j, b) in stages.iter().enumerate() {

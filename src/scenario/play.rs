@@ -55,6 +55,10 @@ fn unit(r: u64) -> f64 {
 }
 
 /// Which of its stage's candidate event types event `p` is.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "a planned event's stage is an index the planner gave into the scenario's stages"
+)]
 pub fn candidate(s: &Scenario, p: &Planned) -> usize {
     let key = PICK_KEY ^ (u64::from(p.stage) << 40) ^ (u64::from(p.k) << 1);
     s.stages[usize::from(p.stage)]
@@ -70,6 +74,13 @@ pub struct Player {
     anchor: UnixNs,
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "per-event hot path (scenario lane); n is the lane's event number, < order.len() \
+              (the lane plays exactly the planned events); a planned event's stage indexes the \
+              scenario's stages, its stage's source indexes gens (one per source), and \
+              candidate() samples below the stage's candidate count"
+)]
 impl Player {
     /// `anchor` is the scenario's time zero (its own, or when the play starts); `run_id` goes
     /// into every tag.

@@ -94,6 +94,12 @@ fn shown(kind: EntityKind) -> &'static [&'static str] {
 
 /// The ground truth of `s` played from `anchor` as `run_id`/`agent`, where event n of
 /// `order` carries sequence number n.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "n ranges over order's indices; stages and candidates are indexed as the planner \
+              made them; every stage has count >= 1 (scenario::file checks it) so mine is not \
+              empty"
+)]
 pub fn build(s: &Scenario, order: &[Planned], anchor: UnixNs, run_id: &str, agent: u32) -> Truth {
     let at = |p: &Planned| anchor + p.at.as_nanos() as i64;
     let event_ref = |n: usize| EventRef {

@@ -11,7 +11,8 @@ pub fn head(data: &[u8]) {
     let mut end = 0;
     while end < data.len() {
         end = (end + step).min(data.len());
-        if !matches!(super::http::parse_head(&data[..end]), Ok(None)) {
+        let seen = data.get(..end).unwrap_or(data);
+        if !matches!(super::http::parse_head(seen), Ok(None)) {
             return;
         }
     }
@@ -25,7 +26,7 @@ pub fn chunked(data: &[u8]) {
     while end < data.len() {
         end = (end + step).min(data.len());
         if !matches!(
-            super::http::decode_chunked(&data[..end], &mut out, &mut pos),
+            super::http::decode_chunked(data.get(..end).unwrap_or(data), &mut out, &mut pos),
             Ok(None)
         ) {
             return;

@@ -187,7 +187,7 @@ pub fn decode_chunked(
 ) -> Result<Option<usize>, ChunkError> {
     loop {
         let at = *pos;
-        let (hdr, size) = match httparse::parse_chunk_size(&buf[at..]) {
+        let (hdr, size) = match httparse::parse_chunk_size(buf.get(at..).unwrap_or_default()) {
             Ok(httparse::Status::Complete(x)) => x,
             Ok(httparse::Status::Partial) => {
                 return if buf.len() - at > 1024 {
@@ -201,7 +201,7 @@ pub fn decode_chunked(
         let data = at + hdr;
         if size == 0 {
             // Trailers (usually none), then the blank line.
-            let rest = &buf[data..];
+            let rest = buf.get(data..).unwrap_or_default();
             if rest.starts_with(b"\r\n") {
                 return Ok(Some(data + 2));
             }
@@ -219,10 +219,10 @@ pub fn decode_chunked(
         if buf.len() < end + 2 {
             return Ok(None);
         }
-        if &buf[end..end + 2] != b"\r\n" {
+        if buf.get(end..end + 2) != Some(&b"\r\n"[..]) {
             return Err(ChunkError::Malformed);
         }
-        out.extend_from_slice(&buf[data..end]);
+        out.extend_from_slice(buf.get(data..end).unwrap_or_default());
         *pos = end + 2;
     }
 }

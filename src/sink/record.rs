@@ -89,6 +89,10 @@ impl Recorder {
 
     /// Records the queued tags (whose run ids are in `base`) and empties the queue; returns
     /// the first of them.
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "i < j <= tags.len() by the loop conditions"
+    )]
     pub fn record(&mut self, ledger: &Ledger, base: &[u8]) -> Option<TagAt> {
         // The clock is read once, and only when a tag carries its send time.
         let mut now_ms = None;

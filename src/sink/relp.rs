@@ -65,32 +65,36 @@ fn digits(b: &[u8]) -> Option<u64> {
     Some(b.iter().fold(0, |n, c| n * 10 + u64::from(c - b'0')))
 }
 
+/// `b` cut at its first `c`: what is before it and what is after it.
+fn cut(b: &[u8], c: u8) -> Option<(&[u8], &[u8])> {
+    let at = b.iter().position(|&x| x == c)?;
+    let (before, from) = b.split_at_checked(at)?;
+    Some((before, from.get(1..).unwrap_or_default()))
+}
+
 /// The frame at the start of `b`.
 fn frame(b: &[u8]) -> Frame<'_> {
-    let head = &b[..b.len().min(MAX_HEADER)];
-    let Some(sp1) = head.iter().position(|&c| c == b' ') else {
+    let head = b.get(..MAX_HEADER).unwrap_or(b);
+    let Some((txnr_text, rest)) = cut(head, b' ') else {
         return if head.len() == MAX_HEADER || head.iter().any(|c| !c.is_ascii_digit()) {
             Frame::Bad
         } else {
             Frame::Partial
         };
     };
-    let Some(txnr) = digits(&head[..sp1]) else {
+    let Some(txnr) = digits(txnr_text) else {
         return Frame::Bad;
     };
-    let rest = &head[sp1 + 1..];
-    let Some(sp2) = rest.iter().position(|&c| c == b' ') else {
+    let Some((command, after)) = cut(rest, b' ') else {
         return if rest.len() > 32 || rest.iter().any(|c| !c.is_ascii_alphabetic()) {
             Frame::Bad
         } else {
             Frame::Partial
         };
     };
-    let command = &rest[..sp2];
     if command.is_empty() || command.len() > 32 || !command.iter().all(u8::is_ascii_alphabetic) {
         return Frame::Bad;
     }
-    let after = &rest[sp2 + 1..];
     let Some(end) = after.iter().position(|&c| c == b' ' || c == b'\n') else {
         return if after.len() > 9 || after.iter().any(|c| !c.is_ascii_digit()) {
             Frame::Bad
@@ -98,15 +102,18 @@ fn frame(b: &[u8]) -> Frame<'_> {
             Frame::Partial
         };
     };
-    let Some(n) = digits(&after[..end]) else {
+    let Some((len_text, sep)) = after.split_at_checked(end) else {
+        return Frame::Bad;
+    };
+    let Some(n) = digits(len_text) else {
         return Frame::Bad;
     };
     let n = n as usize;
     if n > MAX_MSG {
         return Frame::Bad;
     }
-    let data_at = sp1 + 1 + sp2 + 1 + end + 1;
-    if after[end] == b'\n' {
+    let data_at = txnr_text.len() + 1 + command.len() + 1 + end + 1;
+    if sep.first() == Some(&b'\n') {
         return if n == 0 {
             Frame::Whole {
                 txnr,
@@ -123,13 +130,13 @@ fn frame(b: &[u8]) -> Frame<'_> {
     if b.len() < total {
         return Frame::Partial;
     }
-    if b[total - 1] != b'\n' {
+    if b.get(total - 1) != Some(&b'\n') {
         return Frame::Bad;
     }
     Frame::Whole {
         txnr,
-        command: &b[sp1 + 1..sp1 + 1 + sp2],
-        data: &b[data_at..data_at + n],
+        command,
+        data: b.get(data_at..data_at + n).unwrap_or_default(),
         len: total,
     }
 }
@@ -176,7 +183,10 @@ impl RelpConn {
                 return Step::Keep;
             }
             self.make_room();
-            match self.io.read(&mut self.rbuf[self.end..]) {
+            match self
+                .io
+                .read(self.rbuf.get_mut(self.end..).unwrap_or_default())
+            {
                 Ok(0) => return Step::Close,
                 Ok(n) => {
                     self.end += n;
@@ -202,7 +212,8 @@ impl RelpConn {
     fn frames(&mut self, rec: &mut Recorder, t: &mut SyslogStats) -> bool {
         while self.start < self.end && !self.closing {
             let base = &self.rbuf[..];
-            let (txnr, command, data, len) = match frame(&base[self.start..self.end]) {
+            let whole = base.get(self.start..self.end).unwrap_or_default();
+            let (txnr, command, data, len) = match frame(whole) {
                 Frame::Partial => return true,
                 Frame::Bad => {
                     t.framing_errors += 1;
@@ -247,7 +258,10 @@ impl RelpConn {
     /// Writes what waits; false on a broken connection.
     fn write_out(&mut self) -> bool {
         while self.wpos < self.wbuf.len() {
-            match self.io.write(&self.wbuf[self.wpos..]) {
+            match self
+                .io
+                .write(self.wbuf.get(self.wpos..).unwrap_or_default())
+            {
                 Ok(0) => return false,
                 Ok(n) => self.wpos += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,

@@ -213,7 +213,9 @@ macro_rules! scan_blocks {
         let rest = chunks.remainder();
         if !rest.is_empty() {
             let mut last = [b' '; 64];
-            last[..rest.len()].copy_from_slice(rest);
+            for (to, from) in last.iter_mut().zip(rest) {
+                *to = *from;
+            }
             let m = $masks(&last);
             let (q, esc) = st.quotes(&m);
             st.step(&m, $prefix_xor(q), esc);
@@ -352,7 +354,11 @@ pub fn array_len(body: &[u8]) -> Result<Option<u64>, ScanError> {
     if c.top_values != 1 || trimmed.last() != Some(&b']') {
         return Ok(None);
     }
-    let inner = trimmed[1..trimmed.len() - 1].trim_ascii();
+    let inner = trimmed
+        .strip_prefix(b"[")
+        .and_then(|t| t.strip_suffix(b"]"))
+        .unwrap_or_default()
+        .trim_ascii();
     Ok(Some(if inner.is_empty() {
         0
     } else {

@@ -37,6 +37,12 @@ pub enum Insert {
 }
 
 impl SeqSet {
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "per-event on the sink; chunks is resized to hold c before it is read, slot \
+                  indices are entries this set pushed to partial (free holds only those), and w = \
+                  bit / 64 < WORDS since bit < CHUNK_BITS = 64 * WORDS"
+    )]
     pub fn insert(&mut self, seq: u64) -> Insert {
         if seq >= MAX_SEQ {
             return Insert::OutOfRange;

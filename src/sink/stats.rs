@@ -345,8 +345,8 @@ pub(crate) fn merge(threads: &[&Mutex<Totals>], ledger: &Ledger, connections: u6
         s.resets += t.resets;
         s.syslog.add(&t.syslog);
         s.tls_handshake_errors += t.tls_handshake_errors;
-        for (i, n) in t.status.iter().enumerate() {
-            status[i] += n;
+        for (to, n) in status.iter_mut().zip(t.status.iter()) {
+            *to += n;
         }
     }
     for (code, n) in status.iter().enumerate() {

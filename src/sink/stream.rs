@@ -65,12 +65,15 @@ impl StreamConn {
         }
         for _ in 0..READS_PER_TURN {
             self.make_room();
-            match self.io.read(&mut self.rbuf[self.end..]) {
+            match self
+                .io
+                .read(self.rbuf.get_mut(self.end..).unwrap_or_default())
+            {
                 Ok(0) => {
                     let base = &self.rbuf[..];
                     let mut on = |it: Item<'_>| count(it, self.tls, base, rec, t);
-                    self.deframer
-                        .finish(&self.rbuf[self.start..self.end], &mut on);
+                    let rest = self.rbuf.get(self.start..self.end).unwrap_or_default();
+                    self.deframer.finish(rest, &mut on);
                     rec.record(ledger, &self.rbuf);
                     self.start = self.end;
                     return Step::Close;
@@ -80,9 +83,8 @@ impl StreamConn {
                     t.bytes += n as u64;
                     let base = &self.rbuf[..];
                     let mut on = |it: Item<'_>| count(it, self.tls, base, rec, t);
-                    let used = self
-                        .deframer
-                        .feed(&self.rbuf[self.start..self.end], &mut on);
+                    let fresh = self.rbuf.get(self.start..self.end).unwrap_or_default();
+                    let used = self.deframer.feed(fresh, &mut on);
                     self.start += used;
                     rec.record(ledger, &self.rbuf);
                 }

@@ -73,6 +73,7 @@ impl Deframer {
     pub fn feed<'a>(&mut self, buf: &'a [u8], on: &mut impl FnMut(Item<'a>)) -> usize {
         let mut p = 0;
         while p < buf.len() {
+            let at = buf.get(p..).unwrap_or_default();
             match self.state {
                 State::Skip(left) => {
                     let n = (buf.len() - p).min(usize::try_from(left).unwrap_or(usize::MAX));
@@ -84,16 +85,16 @@ impl Deframer {
                         self.state = State::Skip(left);
                     }
                 }
-                State::SkipLine => match memchr::memchr(b'\n', &buf[p..]) {
+                State::SkipLine => match memchr::memchr(b'\n', at) {
                     Some(i) => {
                         p += i + 1;
                         self.state = State::Frame;
                     }
                     None => p = buf.len(),
                 },
-                State::Frame => match buf[p] {
-                    b'\n' | b'\r' | 0 => p += 1,
-                    b'1'..=b'9' => match octet_header(&buf[p..]) {
+                State::Frame => match at.first() {
+                    Some(b'\n' | b'\r' | 0) => p += 1,
+                    Some(b'1'..=b'9') => match octet_header(at) {
                         Header::Partial => return p,
                         Header::Bad => {
                             on(Item::Error(FrameError::BadLength));
@@ -105,28 +106,29 @@ impl Deframer {
                             self.state = State::Skip(len);
                         }
                         Header::Len { hdr, len } => {
-                            let end = p + hdr + len as usize;
-                            if end > buf.len() {
+                            let Some(msg) = at.get(hdr..hdr + len as usize) else {
                                 return p;
-                            }
-                            on(Item::Octet(&buf[p + hdr..end]));
-                            p = end;
+                            };
+                            on(Item::Octet(msg));
+                            p += hdr + msg.len();
                         }
                     },
                     // Looks for the LF within MAX_MSG + 1 bytes only, so that a frame is
                     // judged the same whatever the reads were.
-                    b'<' => match memchr::memchr(b'\n', &buf[p..buf.len().min(p + MAX_MSG + 1)]) {
-                        Some(i) => {
-                            let msg = &buf[p..p + i];
-                            on(Item::Lf(msg.strip_suffix(b"\r").unwrap_or(msg)));
-                            p += i + 1;
+                    Some(b'<') => {
+                        match memchr::memchr(b'\n', at.get(..MAX_MSG + 1).unwrap_or(at)) {
+                            Some(i) => {
+                                let msg = at.get(..i).unwrap_or_default();
+                                on(Item::Lf(msg.strip_suffix(b"\r").unwrap_or(msg)));
+                                p += i + 1;
+                            }
+                            None if at.len() > MAX_MSG => {
+                                on(Item::Error(FrameError::Oversize));
+                                self.state = State::SkipLine;
+                            }
+                            None => return p,
                         }
-                        None if buf.len() - p > MAX_MSG => {
-                            on(Item::Error(FrameError::Oversize));
-                            self.state = State::SkipLine;
-                        }
-                        None => return p,
-                    },
+                    }
                     _ => {
                         on(Item::Error(FrameError::Garbage));
                         self.state = State::SkipLine;

@@ -203,7 +203,7 @@ impl Tls {
                 Err(e) => return Err(e),
             }
             if self.cpos < self.cend {
-                let mut pending = &self.cin[self.cpos..self.cend];
+                let mut pending = self.cin.get(self.cpos..self.cend).unwrap_or_default();
                 let n = self.conn.read_tls(&mut pending)?;
                 self.cpos += n;
                 self.process(sock)?;

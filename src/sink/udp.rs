@@ -122,9 +122,10 @@ impl Rx {
             return (&[], false);
         }
         let at = i * SLOT;
+        let len = self.lens.get(i).map_or(0, |n| (*n).min(SLOT));
         (
-            &self.buf[at..at + self.lens[i].min(SLOT)],
-            self.truncated[i],
+            self.buf.get(at..at + len).unwrap_or_default(),
+            self.truncated.get(i).copied().unwrap_or(false),
         )
     }
 
@@ -162,9 +163,10 @@ impl Rx {
                 return Err(e);
             }
             let n = (n as usize).min(BATCH);
-            for (i, h) in hdrs.iter().take(n).enumerate() {
-                self.lens[i] = h.msg_len as usize;
-                self.truncated[i] = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
+            let slots = self.lens.iter_mut().zip(self.truncated.iter_mut());
+            for ((len, cut), h) in slots.zip(hdrs.iter().take(n)) {
+                *len = h.msg_len as usize;
+                *cut = h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0;
             }
             return Ok(n);
         }

@@ -111,7 +111,9 @@ pub(crate) fn accept_loop(
                     Ok((s, _)) => {
                         let _ = s.set_nodelay(true);
                         shared.connections.0.fetch_add(1, Ordering::Relaxed);
-                        let (tx, waker) = &workers[next % workers.len()];
+                        let Some((tx, waker)) = workers.get(next % workers.len()) else {
+                            continue;
+                        };
                         next = next.wrapping_add(1);
                         if tx.send((s, *kind)).is_ok() {
                             let _ = waker.wake();
@@ -311,6 +313,11 @@ impl Worker {
     }
 
     /// Adds the syslog and TLS counts of this round to the worker's totals (one lock).
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "idx is this worker's own slot in totals (one per worker, given at spawn); i is \
+                  a free connection slot popped from free, which holds only indices < conns.len()"
+    )]
     fn add_totals(&mut self) {
         if self.syslog == SyslogStats::default() && self.tls_handshake_errors == 0 {
             return;
@@ -372,6 +379,11 @@ impl Worker {
     }
 
     /// Takes in the connections the acceptor sent.
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "idx is this worker's own slot in totals (one per worker, given at spawn); i is \
+                  a free connection slot popped from free, which holds only indices < conns.len()"
+    )]
     fn adopt(&mut self) {
         while let Ok((sock, kind)) = self.inbox.try_recv() {
             let tls = match kind {
@@ -522,7 +534,7 @@ fn drive(c: &mut Conn, ctx: &mut Ctx) -> Next {
                 c.start = c.end;
                 break;
             }
-            match c.io.read(&mut c.rbuf[c.end..]) {
+            match c.io.read(c.rbuf.get_mut(c.end..).unwrap_or_default()) {
                 Ok(0) => c.peer_eof = true,
                 Ok(n) => c.end += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => c.read_blocked = true,
@@ -545,7 +557,7 @@ fn drive(c: &mut Conn, ctx: &mut Ctx) -> Next {
 /// Answers every complete request in the read buffer (in order).
 fn process(c: &mut Conn, ctx: &mut Ctx) -> Next {
     while !c.closing && c.start < c.end && c.wbuf.len() - c.wpos <= MAX_PENDING_OUT {
-        let avail = &c.rbuf[c.start..c.end];
+        let avail = c.rbuf.get(c.start..c.end).unwrap_or_default();
         let h = match http::parse_head(avail) {
             Ok(Some(h)) => h,
             Ok(None) => {
@@ -573,10 +585,11 @@ fn process(c: &mut Conn, ctx: &mut Ctx) -> Next {
                     c.continue_sent |= h.expect_continue;
                     return Next::Keep;
                 }
-                (&avail[h.len..h.len + n], h.len + n)
+                (avail.get(h.len..h.len + n).unwrap_or_default(), h.len + n)
             }
             Framing::Chunked => {
-                match http::decode_chunked(&avail[h.len..], &mut c.chunked, &mut c.chunk_pos) {
+                let after_head = avail.get(h.len..).unwrap_or_default();
+                match http::decode_chunked(after_head, &mut c.chunked, &mut c.chunk_pos) {
                     Ok(Some(n)) => (&c.chunked[..], h.len + n),
                     Ok(None) => {
                         c.want = 0;
@@ -665,7 +678,7 @@ fn flush(c: &mut Conn) -> Next {
         c.hold_until = None;
     }
     while c.wpos < c.wbuf.len() {
-        match c.io.write(&c.wbuf[c.wpos..]) {
+        match c.io.write(c.wbuf.get(c.wpos..).unwrap_or_default()) {
             Ok(0) => return Next::Close,
             Ok(n) => c.wpos += n,
             Err(e) if e.kind() == ErrorKind::WouldBlock => return Next::Keep,

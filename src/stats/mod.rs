@@ -13,6 +13,11 @@ use hdrhistogram::Histogram;
 /// Highest latency recorded exactly (60 s in µs); longer ones are clamped to it.
 pub const MAX_LATENCY_US: u64 = 60_000_000;
 
+#[allow(
+    clippy::expect_used,
+    reason = "the bounds are constants (1 <= MAX_LATENCY_US, 3 significant digits), which \
+              new_with_bounds accepts; every test builds one"
+)]
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_US, 3).expect("valid histogram bounds")
 }

@@ -48,6 +48,12 @@ pub struct Parts {
     pub service: Vec<Histogram<u64>>,
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "counters, latency and service are built with the same n entries (Parts::new) and \
+              never resized; k is checked or bounded by counters.len() before each use, and o is \
+              another Parts built alike"
+)]
 impl Parts {
     pub fn new(n: usize) -> Parts {
         Parts {

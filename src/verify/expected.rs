@@ -110,7 +110,10 @@ impl Expected {
         max_dup_events: Option<u64>,
     ) -> Result<Expected, VerifyError> {
         agents.sort_by_key(|a| a.agent);
-        if agents.windows(2).any(|w| w[0].agent == w[1].agent) {
+        if agents
+            .windows(2)
+            .any(|w| matches!(w, [a, b] if a.agent == b.agent))
+        {
             return Err(VerifyError::Input(
                 "accounting.agents names an agent twice".into(),
             ));
@@ -183,8 +186,11 @@ fn agent(a: &Value) -> Result<ExpectedAgent, String> {
     if let Some(list) = a.get("failed") {
         let list = list.as_array().ok_or("`failed` is not a list")?;
         for r in list {
-            let pair = r.as_array().filter(|p| p.len() == 2);
-            let (f, t) = match pair.map(|p| (p[0].as_u64(), p[1].as_u64())) {
+            let pair = r.as_array().and_then(|p| match p.as_slice() {
+                [f, t] => Some((f.as_u64(), t.as_u64())),
+                _ => None,
+            });
+            let (f, t) = match pair {
                 Some((Some(f), Some(t))) if f <= t => (f, t),
                 _ => return Err(format!("`failed` holds {r}, not a range [from, to)")),
             };

@@ -32,6 +32,11 @@ pub struct SeqHold {
     pub beyond_distinct: u64,
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "bits has size.div_ceil(64) words and every word index is of a seq < size (each use \
+              checks or clamps to size first)"
+)]
 impl SeqHold {
     /// Room for seqs `0..size`.
     pub fn new(size: u64) -> SeqHold {

@@ -19,6 +19,12 @@ use crate::config::schema::OpType;
 use crate::stats::MAX_LATENCY_US;
 use crate::stats::parts::{MAX_PARTS, PartCounts};
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "slot is one of the fixed pool; the read path (Worker::read) settles only answers \
+              with exactly as many items as the batch has events, and a bulk batch holds one \
+              ends/order (and in a mix part_of) entry per event; parts are < MAX_PARTS"
+)]
 impl Worker {
     /// Settles batch `slot`'s events by the items read into `self.items`; what is to go again
     /// waits `wait` (or the backoff).
@@ -47,7 +53,13 @@ impl Worker {
                 Fate::Failed => {
                     let seq = b.base_seq + u64::from(b.order[k]);
                     self.counters.refused_for_good(item.status, 1);
-                    self.counters.events_failed_by_type[usize::from(item.error_type)] += 1;
+                    if let Some(n) = self
+                        .counters
+                        .events_failed_by_type
+                        .get_mut(usize::from(item.error_type))
+                    {
+                        *n += 1;
+                    }
                     self.account.fail(seq, seq + 1);
                     failed += 1;
                     failed_parts[part] += 1;

@@ -21,6 +21,12 @@ use crate::stats::result::AbortReason;
 /// How long the end of a run waits for the answers to its `close` frames.
 const CLOSE_WAIT: Duration = Duration::from_secs(1);
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "link indices i are < links.len() and RELP sessions has one entry per link; slot \
+              indices are a link batch of the fixed pool and frames has one entry per slot; \
+              answer indices go through answers().get()"
+)]
 impl Worker {
     /// Fills link `i`'s window with its batch's next messages and writes what the socket
     /// takes (the open, the close, frames).

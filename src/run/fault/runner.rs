@@ -116,6 +116,11 @@ struct State {
     start: Instant,
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "a fault index i comes from steps() or 0..plan.len(), and records and lifts are \
+              built with one entry per planned fault (State::new) and never resized"
+)]
 impl State {
     /// The records of faults not taken yet.
     fn records(plan: &[Planned]) -> Vec<FaultRecord> {

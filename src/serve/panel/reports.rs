@@ -41,6 +41,11 @@ fn load(ctx: &Ctx, name: &str) -> Result<Arc<Value>, Reply> {
 }
 
 /// The headline figures of a report, for the list.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "serde_json::Value's Index returns Null for a missing key or a non-object and never \
+              panics; IndexMut is used only on objects built here with json!"
+)]
 fn headline(r: &Value) -> Value {
     let s = &r["summary"];
     json!({
@@ -58,6 +63,11 @@ fn headline(r: &Value) -> Value {
 }
 
 /// `GET /api/reports`.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "serde_json::Value's Index returns Null for a missing key or a non-object and never \
+              panics; IndexMut is used only on objects built here with json!"
+)]
 pub fn list(ctx: &Ctx) -> Reply {
     let Some(d) = &ctx.dirs.reports else {
         return Reply::value(
@@ -116,6 +126,11 @@ pub fn open(ctx: &Ctx, name: &str, download: bool) -> Reply {
 }
 
 /// `GET /api/reports/{name}/csv`.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "serde_json::Value's Index returns Null for a missing key or a non-object and never \
+              panics; IndexMut is used only on objects built here with json!"
+)]
 pub fn csv(ctx: &Ctx, name: &str) -> Reply {
     let r = match load(ctx, name) {
         Ok(r) => r,
@@ -282,6 +297,11 @@ const FIGURES: &[(&str, &str, &str, &str, Better)] = &[
 ];
 
 /// `GET /api/reports/compare?a=&b=`.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "serde_json::Value's Index returns Null for a missing key or a non-object and never \
+              panics; IndexMut is used only on objects built here with json!"
+)]
 pub fn compare(ctx: &Ctx, a: Option<&str>, b: Option<&str>) -> Reply {
     let (Some(a), Some(b)) = (a, b) else {
         return Reply::error(400, "name both reports: ?a=NAME&b=NAME");
@@ -347,6 +367,11 @@ fn number_row(
     })
 }
 
+#[allow(
+    clippy::indexing_slicing,
+    reason = "serde_json::Value's Index returns Null for a missing key or a non-object and never \
+              panics; IndexMut is used only on objects built here with json!"
+)]
 fn verdict_row(a: &Value, b: &Value) -> Value {
     let (pa, pb) = (&a["verdict"]["pass"], &b["verdict"]["pass"]);
     let better = match (pa.as_bool(), pb.as_bool()) {

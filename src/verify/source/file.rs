@@ -72,11 +72,12 @@ pub fn matches(glob: &str) -> Result<Vec<PathBuf>, VerifyError> {
 fn wildcard(pat: &[u8], s: &[u8]) -> bool {
     let (mut p, mut i) = (0, 0);
     let (mut star, mut mark) = (None, 0);
-    while i < s.len() {
-        if p < pat.len() && (pat[p] == b'?' || pat[p] == s[i]) {
+    while let Some(&c) = s.get(i) {
+        let at = pat.get(p).copied();
+        if at.is_some_and(|a| a == b'?' || a == c) {
             p += 1;
             i += 1;
-        } else if p < pat.len() && pat[p] == b'*' {
+        } else if at == Some(b'*') {
             star = Some(p);
             mark = i;
             p += 1;
@@ -88,7 +89,7 @@ fn wildcard(pat: &[u8], s: &[u8]) -> bool {
             return false;
         }
     }
-    pat[p..].iter().all(|&c| c == b'*')
+    pat.get(p..).unwrap_or_default().iter().all(|&c| c == b'*')
 }
 
 /// The bytes of all matching files and their number (grows while a collector writes).

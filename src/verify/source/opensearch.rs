@@ -99,6 +99,10 @@ pub const LAG_STEPS: [Option<LagAggs>; 4] = [
 ];
 
 /// The `aggs` beside the composite: `ingested`, `sent` and `event_time` minimums.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "serde_json::Value's IndexMut never panics on the objects built here with json!"
+)]
 pub fn lag_aggs(o: &SearchOptions, l: LagAggs) -> Value {
     let f = &o.fields;
     let mut aggs = json!({"ingested": {"min": {"field": f.ingested}}});
@@ -113,6 +117,10 @@ pub fn lag_aggs(o: &SearchOptions, l: LagAggs) -> Value {
 
 /// One composite page's `_search` body: after `after` when given, with the `min`
 /// sub-aggregations `lag` names.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "serde_json::Value's IndexMut never panics on the objects built here with json!"
+)]
 pub fn page_body(
     run: &str,
     o: &SearchOptions,
