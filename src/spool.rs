@@ -6,9 +6,14 @@
 //!
 //! Packing cannot lose an item: an item that fails to encode (it cannot, for the plain
 //! structs kept here) stays in memory unpacked.
+//!
+//! Every spool of the process packs with one compressor, made with the first spool and kept
+//! (`PACKER`): its state is a few hundred KB, and making and dropping one per block left the
+//! allocator's heap a little larger at every pack of a long run.
 
 use std::collections::VecDeque;
-use std::io::{Read, Write};
+use std::io::Read;
+use std::sync::{Mutex, OnceLock};
 
 use flate2::Compression;
 use flate2::read::DeflateDecoder;
@@ -19,6 +24,14 @@ use serde::de::DeserializeOwned;
 /// Items packed together: large enough to compress well (their keys repeat), small enough
 /// that an unpacked block is a few tens of KB.
 const BLOCK: usize = 256;
+
+/// The one compressor every spool packs with (see the header); its output is swapped out by
+/// `DeflateEncoder::reset`, which ends the stream and starts the next with the same state.
+static PACKER: OnceLock<Mutex<DeflateEncoder<Vec<u8>>>> = OnceLock::new();
+
+fn packer() -> &'static Mutex<DeflateEncoder<Vec<u8>>> {
+    PACKER.get_or_init(|| Mutex::new(DeflateEncoder::new(Vec::new(), Compression::best())))
+}
 
 pub struct Spool<T> {
     keep: usize,
@@ -33,6 +46,8 @@ pub struct Spool<T> {
 impl<T: Serialize + DeserializeOwned> Spool<T> {
     /// A spool holding its last `keep` items as they are.
     pub fn new(keep: usize) -> Spool<T> {
+        // The compressor is made now, with the run's other fixed state, not at the first pack.
+        packer();
         Spool {
             keep: keep.max(1),
             packed: Vec::new(),
@@ -90,13 +105,17 @@ impl<T: Serialize + DeserializeOwned> Spool<T> {
 
     /// Packs the unpacked items into one block; if they do not encode they stay as they are.
     fn pack(&mut self) {
-        let mut enc = DeflateEncoder::new(Vec::new(), Compression::best());
-        let encoded = self
-            .unpacked
-            .iter()
-            .try_for_each(|item| ciborium::into_writer(item, &mut enc).map_err(|_| ()))
-            .and_then(|()| enc.flush().map_err(|_| ()))
-            .and_then(|()| enc.finish().map_err(|_| ()));
+        let mut enc = packer().lock().unwrap_or_else(|e| e.into_inner());
+        // A stream left by a pack that failed is dropped: each block starts clean.
+        let encoded = enc
+            .reset(Vec::new())
+            .map_err(|_| ())
+            .and_then(|_| {
+                self.unpacked
+                    .iter()
+                    .try_for_each(|item| ciborium::into_writer(item, &mut *enc).map_err(|_| ()))
+            })
+            .and_then(|()| enc.reset(Vec::new()).map_err(|_| ()));
         if let Ok(block) = encoded {
             self.packed.push(block.into_boxed_slice());
             self.unpacked.clear();
@@ -173,6 +192,28 @@ mod tests {
             assert_eq!(back.len(), n);
             for (t, r) in back.iter().enumerate() {
                 assert!(same(r, &row(t as u32)), "{t}: {r:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn spools_on_several_threads_share_the_packer_and_keep_their_own_items() {
+        let threads: Vec<_> = (0..4u32)
+            .map(|k| {
+                std::thread::spawn(move || {
+                    let mut s = Spool::new(3);
+                    for t in 0..(4 * BLOCK as u32 + k) {
+                        s.push(row(t * 4 + k));
+                    }
+                    (k, s.into_vec())
+                })
+            })
+            .collect();
+        for h in threads {
+            let (k, back) = h.join().unwrap();
+            assert_eq!(back.len(), 4 * BLOCK + k as usize);
+            for (t, r) in back.iter().enumerate() {
+                assert!(same(r, &row(t as u32 * 4 + k)), "spool {k}, {t}: {r:?}");
             }
         }
     }

@@ -191,7 +191,8 @@ impl ResponseReader {
                     let size_text = size_text.split(';').next().unwrap_or("").trim();
                     let size = usize::from_str_radix(size_text, 16)
                         .map_err(|_| ReadError::Malformed("bad chunk size".into()))?;
-                    if self.dechunked.len() + size > MAX_BODY {
+                    // Compared without adding: a chunk size near usize::MAX must not wrap.
+                    if size > MAX_BODY.saturating_sub(self.dechunked.len()) {
                         return Err(ReadError::TooLarge);
                     }
                     let start = pos + line_end + 2;
@@ -368,6 +369,12 @@ HTTP/1.1 204 No Content\r\n\r\n";
         assert!(matches!(r.poll(false), Err(ReadError::Malformed(_))));
         let mut r = ResponseReader::new();
         let wire = b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n";
+        r.spare()[..wire.len()].copy_from_slice(wire);
+        r.filled(wire.len());
+        assert_eq!(r.poll(false), Err(ReadError::TooLarge));
+        // A chunk size at usize::MAX is too large, not an overflow.
+        let mut r = ResponseReader::new();
+        let wire = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\nffffffffffffffff\r\n";
         r.spare()[..wire.len()].copy_from_slice(wire);
         r.filled(wire.len());
         assert_eq!(r.poll(false), Err(ReadError::TooLarge));
