@@ -29,6 +29,7 @@ pub mod serve;
 pub mod sink;
 pub mod size;
 pub mod spawn;
+pub mod spill;
 pub mod spool;
 pub mod stats;
 #[cfg(test)]

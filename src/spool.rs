@@ -1,11 +1,13 @@
-//! `Spool<T>`: an append-only record of a run's seconds in memory that stays flat however
-//! long the run: the last `keep` items are held as they are (the live views read them), and
-//! older ones are packed, `BLOCK` at a time, as CBOR compressed with deflate at its best level
-//! (once per `BLOCK` seconds, so it costs nothing; about a tenth of their size). `into_vec`
-//! gives every item back, in order, when the run ends.
+//! `Spool<T>`: an append-only record of a run's seconds that keeps the process's memory flat
+//! however long the run: the last `keep` items are held as they are (the live views read
+//! them), and older ones are packed, `BLOCK` at a time, as CBOR compressed with deflate at its
+//! best level (once per `BLOCK` seconds, so it costs nothing; about a tenth of their size),
+//! and written to the spool's `Spill` (a temporary file). `into_vec` gives every item back, in
+//! order, when the run ends.
 //!
 //! Packing cannot lose an item: an item that fails to encode (it cannot, for the plain
-//! structs kept here) stays in memory unpacked.
+//! structs kept here) stays in memory unpacked, and a block the file does not take stays in
+//! memory packed (`Spill`).
 //!
 //! Every spool of the process packs with one compressor, made with the first spool and kept
 //! (`PACKER`): its state is a few hundred KB, and making and dropping one per block left the
@@ -21,6 +23,8 @@ use flate2::write::DeflateEncoder;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::spill::{Block, Spill};
+
 /// Items packed together: large enough to compress well (their keys repeat), small enough
 /// that an unpacked block is a few tens of KB.
 const BLOCK: usize = 256;
@@ -35,8 +39,9 @@ fn packer() -> &'static Mutex<DeflateEncoder<Vec<u8>>> {
 
 pub struct Spool<T> {
     keep: usize,
-    /// Packed blocks, oldest first, each `BLOCK` items.
-    packed: Vec<Box<[u8]>>,
+    /// Packed blocks, oldest first, each `BLOCK` items, in `spill`.
+    packed: Vec<Block>,
+    spill: Spill,
     /// Items too old to keep as they are, not packed yet (fewer than `BLOCK`), or that did
     /// not pack.
     unpacked: Vec<T>,
@@ -51,6 +56,7 @@ impl<T: Serialize + DeserializeOwned> Spool<T> {
         Spool {
             keep: keep.max(1),
             packed: Vec::new(),
+            spill: Spill::new(),
             unpacked: Vec::new(),
             recent: VecDeque::new(),
         }
@@ -92,11 +98,14 @@ impl<T: Serialize + DeserializeOwned> Spool<T> {
         self.recent.iter().skip(self.recent.len().saturating_sub(n))
     }
 
-    /// Every item pushed, in order.
+    /// Every item pushed, in order (a packed block the temporary file cannot give back,
+    /// which it has no reason not to, is left out rather than fail the report).
     pub fn into_vec(self) -> Vec<T> {
         let mut out = Vec::with_capacity(self.len());
         for block in &self.packed {
-            out.extend(unpack::<T>(block));
+            if let Some(bytes) = self.spill.get(block) {
+                out.extend(unpack::<T>(&bytes));
+            }
         }
         out.extend(self.unpacked);
         out.extend(self.recent);
@@ -117,7 +126,7 @@ impl<T: Serialize + DeserializeOwned> Spool<T> {
             })
             .and_then(|()| enc.reset(Vec::new()).map_err(|_| ()));
         if let Ok(block) = encoded {
-            self.packed.push(block.into_boxed_slice());
+            self.packed.push(self.spill.put(&block));
             self.unpacked.clear();
         }
     }
@@ -194,6 +203,29 @@ mod tests {
                 assert!(same(r, &row(t as u32)), "{t}: {r:?}");
             }
         }
+    }
+
+    #[test]
+    fn packed_blocks_are_on_disk_and_only_their_places_in_memory() {
+        let mut s = Spool::new(10);
+        for t in 0..(10 + 3 * BLOCK as u32 + 5) {
+            s.push(row(t));
+        }
+        assert_eq!(s.packed.len(), 3);
+        assert!(
+            s.packed.iter().all(|b| matches!(b, Block::Disk { .. })),
+            "{:?}",
+            s.packed
+        );
+        assert!(s.spill.disk_bytes() > 0);
+        assert_eq!(s.unpacked.len(), 5);
+        let back = s.into_vec();
+        assert_eq!(back.len(), 10 + 3 * BLOCK + 5);
+        assert!(
+            back.iter()
+                .enumerate()
+                .all(|(t, r)| same(r, &row(t as u32)))
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use super::{Percentiles, SecondRow, percentiles};
 use crate::run::fault::FaultRecord;
+use crate::spill::{Block, Spill};
 use crate::stats::new_histogram;
 
 /// Achieved over target for a second to count as recovered.
@@ -128,13 +129,17 @@ pub fn effect(rows: &[SecondRow], began_s: f64, to_t: u32) -> Effect {
 /// in a window (from a fault's planned begin to its planned end plus the recovery allowed)
 /// are held by second; the rest go straight into `outside`. Once the faults are judged,
 /// held seconds outside every actual window join it. A held second is kept serialized (V2:
-/// bytes per latency bucket in use, hundreds to a few KiB, where a histogram is 180 KiB), so a soak of
-/// many faults holds kilobytes per fault, not megabytes.
+/// bytes per latency bucket in use, hundreds to a few KiB, where a histogram is 180 KiB) in a
+/// `Spill` (a temporary file), so a soak of many faults holds 16 bytes of memory per held
+/// second, not kilobytes.
 pub struct OutsideLatency {
     /// Planned `[from_s, until_s)` spans whose seconds are held.
     spans: Vec<(f64, f64)>,
     outside: Histogram<u64>,
-    held: BTreeMap<u32, Vec<u8>>,
+    /// Each held second's histogram, V2-serialized, in `spill` (disk, not memory: a soak's
+    /// faults do not grow the process).
+    held: BTreeMap<u32, Block>,
+    spill: Spill,
     serializer: V2Serializer,
 }
 
@@ -147,20 +152,25 @@ impl OutsideLatency {
             spans: spans.iter().map(|&(b, e)| (b.floor(), e + after)).collect(),
             outside: new_histogram(),
             held: BTreeMap::new(),
+            spill: Spill::new(),
             serializer: V2Serializer::new(),
         }
     }
 
     /// One second's intended latency (a second given twice is held as their sum). A second
-    /// that cannot be held (writing to memory does not fail) is counted outside: judged,
-    /// rather than left out.
+    /// that cannot be serialized (writing to memory does not fail) is counted outside:
+    /// judged, rather than left out.
     pub fn add(&mut self, t: u32, h: &Histogram<u64>) {
         let s = f64::from(t);
         if !self.spans.iter().any(|&(b, e)| s + 1.0 > b && s < e) {
             let _ = self.outside.add(h);
             return;
         }
-        let mut sum = self.held.remove(&t).and_then(|b| thaw(&b));
+        let mut sum = self
+            .held
+            .remove(&t)
+            .and_then(|b| self.spill.get(&b))
+            .and_then(|b| thaw(&b));
         if let Some(held) = &mut sum
             && held.add(h).is_err()
         {
@@ -170,7 +180,8 @@ impl OutsideLatency {
         let mut bytes = Vec::new();
         match self.serializer.serialize(h, &mut bytes) {
             Ok(_) => {
-                self.held.insert(t, bytes);
+                let block = self.spill.put(&bytes);
+                self.held.insert(t, block);
             }
             Err(_) => {
                 let _ = self.outside.add(h);
@@ -188,9 +199,9 @@ impl OutsideLatency {
                 Some((b, r.recovered_t.unwrap_or(u32::MAX)))
             })
             .collect();
-        for (t, bytes) in &self.held {
+        for (t, block) in &self.held {
             if !windows.iter().any(|&(b, to)| *t >= b && *t <= to)
-                && let Some(h) = thaw(bytes)
+                && let Some(h) = self.spill.get(block).and_then(|b| thaw(&b))
             {
                 let _ = self.outside.add(&h);
             }
@@ -383,7 +394,11 @@ mod tests {
         }
         o.add(2, &h);
         o.add(2, &h);
-        assert!(o.held[&2].len() < 1024, "{} bytes", o.held[&2].len());
+        assert!(
+            matches!(o.held[&2], Block::Disk { len, .. } if len < 1024),
+            "{:?}",
+            o.held[&2]
+        );
         // No fault began: nothing is left out.
         let p = o.finish(&[]);
         assert_eq!(p.count, 10);

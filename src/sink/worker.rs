@@ -6,7 +6,10 @@
 //! sits under either kind of connection (`tls::Io`).
 //!
 //! An HTTP connection keeps one read buffer (grown to fit the largest request it has sent,
-//! all of it initialised once, then reused) and one write buffer. Readiness is
+//! with a quarter more room so that a slightly larger one later does not grow it again, all
+//! of it initialised once, then reused) and one write buffer. A closed connection's read
+//! buffer goes to the next one accepted (`SPARE_READS`), so a storm of reconnects allocates
+//! nothing and the memory of a long run stays flat. Readiness is
 //! edge-triggered, so every read and write goes on until `WouldBlock`. A held response
 //! (latency or stall fault) sits in the write buffer until a deadline kept in a heap; the
 //! poll timeout is the nearest deadline, so nothing ever sleeps. Syslog connections and the
@@ -71,6 +74,8 @@ const INITIAL_READ: usize = 16 * 1024;
 const MAX_READ: usize = MAX_HEAD + 2 * MAX_BODY;
 /// An idle connection's read buffer is shrunk back when larger than this.
 const KEEP_READ: usize = 4 * 1024 * 1024;
+/// Read buffers of closed HTTP connections a worker keeps for the next ones, at most.
+const SPARE_READS: usize = 8;
 /// Stop parsing pipelined requests while this much output waits for the client.
 const MAX_PENDING_OUT: usize = 1024 * 1024;
 
@@ -190,6 +195,8 @@ pub(crate) struct Worker {
     /// Syslog and TLS counts not yet added to this worker's totals.
     syslog: SyslogStats,
     tls_handshake_errors: u64,
+    /// Read buffers of closed HTTP connections, for the next ones (`SPARE_READS`).
+    spare_reads: Vec<Vec<u8>>,
 }
 
 impl Worker {
@@ -226,6 +233,7 @@ impl Worker {
             udp,
             syslog: SyslogStats::default(),
             tls_handshake_errors: 0,
+            spare_reads: Vec::new(),
         })
     }
 
@@ -429,7 +437,10 @@ impl Worker {
             self.conns[i] = Some(Slot::Http(Conn {
                 io,
                 generation: self.generation,
-                rbuf: vec![0; INITIAL_READ],
+                rbuf: self
+                    .spare_reads
+                    .pop()
+                    .unwrap_or_else(|| vec![0; INITIAL_READ]),
                 start: 0,
                 end: 0,
                 want: 0,
@@ -490,7 +501,12 @@ impl Worker {
             return;
         };
         let mut io = match slot {
-            Slot::Http(c) => c.io,
+            Slot::Http(c) => {
+                if self.spare_reads.len() < SPARE_READS && c.rbuf.len() <= KEEP_READ {
+                    self.spare_reads.push(c.rbuf);
+                }
+                c.io
+            }
             Slot::Syslog(c) => c.io,
             Slot::Relp(c) => c.io,
         };
@@ -664,7 +680,10 @@ fn make_room(c: &mut Conn) -> bool {
     if c.rbuf.len() >= MAX_READ {
         return false;
     }
-    let grown = need.max(c.rbuf.len() * 2).min(MAX_READ);
+    let grown = need
+        .saturating_add(need / 4)
+        .max(c.rbuf.len() * 2)
+        .min(MAX_READ);
     c.rbuf.resize(grown, 0);
     true
 }

@@ -1,8 +1,9 @@
-//! Global allocators that count allocations and reallocations, shared via `#[path]` by the
-//! allocation tests and the render benchmark: `Counting` counts on every thread
-//! (`tests/alloc_free.rs`, `benches/render.rs`); `OnThreads` only on threads whose name starts
-//! with a prefix, such as the engine's `ingestbench-w` workers (`tests/alloc_engine.rs`) or the
-//! sink's `sink-w` workers (`tests/alloc_sink_syslog.rs`).
+//! Global allocators that count allocations and reallocations, and the bytes they ask for,
+//! shared via `#[path]` by the allocation tests and the render benchmark: `Counting` counts on
+//! every thread (`tests/alloc_free.rs`, `benches/render.rs`); `OnThreads` only on threads whose
+//! name starts with a prefix, such as the engine's `ingestbench-w` workers
+//! (`tests/alloc_engine.rs`) or the sink's `sink-w` workers (`tests/alloc_sink_syslog.rs`,
+//! `tests/alloc_sink_http.rs`).
 
 #![allow(dead_code)]
 
@@ -16,6 +17,7 @@ pub struct Counting;
 pub struct OnThreads(pub &'static str);
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
+static BYTES: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     /// 1 when this thread is counted, 0 when not, unknown (2) until first asked.
@@ -27,8 +29,15 @@ pub fn allocations() -> u64 {
     ALLOCS.load(Ordering::Relaxed)
 }
 
-fn count() {
+/// Bytes asked for by the allocations and reallocations counted so far (a reallocation
+/// counts its new size).
+pub fn allocated_bytes() -> u64 {
+    BYTES.load(Ordering::Relaxed)
+}
+
+fn count(bytes: usize) {
     ALLOCS.fetch_add(1, Ordering::Relaxed);
+    BYTES.fetch_add(bytes as u64, Ordering::Relaxed);
 }
 
 impl OnThreads {
@@ -50,14 +59,14 @@ impl OnThreads {
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        count();
+        count(l.size());
         unsafe { System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        count();
+        count(n);
         unsafe { System.realloc(p, l, n) }
     }
 }
@@ -65,7 +74,7 @@ unsafe impl GlobalAlloc for Counting {
 unsafe impl GlobalAlloc for OnThreads {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         if self.counts_here() {
-            count();
+            count(l.size());
         }
         unsafe { System.alloc(l) }
     }
@@ -74,7 +83,7 @@ unsafe impl GlobalAlloc for OnThreads {
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
         if self.counts_here() {
-            count();
+            count(n);
         }
         unsafe { System.realloc(p, l, n) }
     }
