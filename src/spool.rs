@@ -11,10 +11,14 @@
 //!
 //! Every spool of the process packs with one compressor, made with the first spool and kept
 //! (`PACKER`): its state is a few hundred KB, and making and dropping one per block left the
-//! allocator's heap a little larger at every pack of a long run.
+//! allocator's heap a little larger at every pack of a long run. It is run once over a few
+//! hundred KB when made (`warm`), and a spool's buffers (`recent`, `unpacked`) are written
+//! once when it is made: what a long run holds is in memory from its first second, not
+//! paged in at its first pack or when the live history fills minutes later, so the RSS a
+//! soak watches is level from the start.
 
 use std::collections::VecDeque;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::sync::{Mutex, OnceLock};
 
 use flate2::Compression;
@@ -33,8 +37,30 @@ const BLOCK: usize = 256;
 /// `DeflateEncoder::reset`, which ends the stream and starts the next with the same state.
 static PACKER: OnceLock<Mutex<DeflateEncoder<Vec<u8>>>> = OnceLock::new();
 
+/// Bytes the compressor is run over when made: enough to touch every table of its state.
+const WARM: usize = 256 * 1024;
+
 fn packer() -> &'static Mutex<DeflateEncoder<Vec<u8>>> {
-    PACKER.get_or_init(|| Mutex::new(DeflateEncoder::new(Vec::new(), Compression::best())))
+    PACKER.get_or_init(|| {
+        let mut enc = DeflateEncoder::new(Vec::new(), Compression::best());
+        warm(&mut enc);
+        Mutex::new(enc)
+    })
+}
+
+/// Compresses `WARM` bytes of text with repeats in it (so every match path runs) and drops the
+/// output: the compressor's state and code are then in memory. A failure only leaves them cold.
+fn warm(enc: &mut DeflateEncoder<Vec<u8>>) {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let text: Vec<u8> = (0..WARM)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            b'a' + (x % 16) as u8
+        })
+        .collect();
+    let _ = enc.write_all(&text).and_then(|()| enc.reset(Vec::new()));
 }
 
 pub struct Spool<T> {
@@ -48,17 +74,19 @@ pub struct Spool<T> {
     recent: VecDeque<T>,
 }
 
-impl<T: Serialize + DeserializeOwned> Spool<T> {
-    /// A spool holding its last `keep` items as they are.
+impl<T: Serialize + DeserializeOwned + Default> Spool<T> {
+    /// A spool holding its last `keep` items as they are. The compressor, the encoding of
+    /// `T` and the spool's own buffers are in memory from now on (see the header).
     pub fn new(keep: usize) -> Spool<T> {
-        // The compressor is made now, with the run's other fixed state, not at the first pack.
         packer();
+        let _ = ciborium::into_writer(&T::default(), std::io::sink());
+        let keep = keep.max(1);
         Spool {
-            keep: keep.max(1),
+            keep,
             packed: Vec::new(),
             spill: Spill::new(),
-            unpacked: Vec::new(),
-            recent: VecDeque::new(),
+            unpacked: resident(BLOCK),
+            recent: VecDeque::from(resident(keep + 1)),
         }
     }
 
@@ -132,6 +160,15 @@ impl<T: Serialize + DeserializeOwned> Spool<T> {
     }
 }
 
+/// An empty vector with room for `n` items, written once so that its pages are resident.
+fn resident<T: Default>(n: usize) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    v.resize_with(n, T::default);
+    std::hint::black_box(&mut v);
+    v.clear();
+    v
+}
+
 /// The items of one block. Blocks are written by `pack` in this process, so they decode; the
 /// loop still stops at the first item that does not rather than panic.
 fn unpack<T: DeserializeOwned>(block: &[u8]) -> Vec<T> {
@@ -154,7 +191,7 @@ fn unpack<T: DeserializeOwned>(block: &[u8]) -> Vec<T> {
 mod tests {
     use super::*;
 
-    #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
     struct Row {
         t: u32,
         name: String,
@@ -225,6 +262,22 @@ mod tests {
             back.iter()
                 .enumerate()
                 .all(|(t, r)| same(r, &row(t as u32)))
+        );
+    }
+
+    #[test]
+    fn a_spool_has_its_room_from_the_start() {
+        let mut s: Spool<Row> = Spool::new(600);
+        let (recent, unpacked) = (s.recent.capacity(), s.unpacked.capacity());
+        assert!(recent > 600 && unpacked >= BLOCK, "{recent} {unpacked}");
+        for t in 0..(600 + BLOCK as u32 - 1) {
+            s.push(row(t));
+        }
+        assert_eq!(s.recent.len(), 600);
+        assert_eq!(s.unpacked.len(), BLOCK - 1);
+        assert_eq!(
+            (s.recent.capacity(), s.unpacked.capacity()),
+            (recent, unpacked)
         );
     }
 
