@@ -5,11 +5,15 @@
 //! connections (`stream.rs`) and its own UDP socket of the syslog UDP group (`udp.rs`); TLS
 //! sits under either kind of connection (`tls::Io`).
 //!
-//! An HTTP connection keeps one read buffer (grown to fit the largest request it has sent,
-//! with a quarter more room so that a slightly larger one later does not grow it again, all
-//! of it initialised once, then reused) and one write buffer. A closed connection's read
-//! buffer goes to the next one accepted (`SPARE_READS`), so a storm of reconnects allocates
-//! nothing and the memory of a long run stays flat. Readiness is
+//! Read buffers belong to the worker, not to its HTTP connections: a connection takes one
+//! from the worker's stack (`reads`) when it has something to read and gives it back as soon
+//! as it holds no unconsumed byte, so the buffer most recently written, still in the cache,
+//! takes the next request whichever connection it comes on, and only connections with a
+//! request partly read hold one. A buffer grows to fit the largest request it has taken, with
+//! a quarter more room so that a slightly larger one later does not grow it again, all of it
+//! initialised once, then reused. A closed connection's buffer goes back too (up to
+//! `SPARE_READS` beyond what the open ones gave back), so a storm of reconnects allocates
+//! nothing and the memory of a long run stays flat. Each connection has its own write buffer. Readiness is
 //! edge-triggered, so every read and write goes on until `WouldBlock`. A held response
 //! (latency or stall fault) sits in the write buffer until a deadline kept in a heap; the
 //! poll timeout is the nearest deadline, so nothing ever sleeps. Syslog connections and the
@@ -74,7 +78,8 @@ const INITIAL_READ: usize = 16 * 1024;
 const MAX_READ: usize = MAX_HEAD + 2 * MAX_BODY;
 /// An idle connection's read buffer is shrunk back when larger than this.
 const KEEP_READ: usize = 4 * 1024 * 1024;
-/// Read buffers of closed HTTP connections a worker keeps for the next ones, at most.
+/// Read buffers a closed HTTP connection gives back to the worker's stack while it holds
+/// fewer than this; beyond, the buffer is freed.
 const SPARE_READS: usize = 8;
 /// Stop parsing pipelined requests while this much output waits for the client.
 const MAX_PENDING_OUT: usize = 1024 * 1024;
@@ -142,6 +147,8 @@ struct Conn {
     /// Distinguishes this connection from an earlier one in the same slot (for timers).
     generation: u64,
     /// `rbuf[start..end]` holds bytes read and not yet consumed; all of `rbuf` is initialised.
+    /// Empty (no buffer) while the connection holds nothing unconsumed: it is on the worker's
+    /// stack (`Worker::reads`).
     rbuf: Vec<u8>,
     start: usize,
     end: usize,
@@ -195,8 +202,8 @@ pub(crate) struct Worker {
     /// Syslog and TLS counts not yet added to this worker's totals.
     syslog: SyslogStats,
     tls_handshake_errors: u64,
-    /// Read buffers of closed HTTP connections, for the next ones (`SPARE_READS`).
-    spare_reads: Vec<Vec<u8>>,
+    /// Read buffers no HTTP connection holds now, the one given back last on top.
+    reads: Vec<Vec<u8>>,
 }
 
 impl Worker {
@@ -233,7 +240,7 @@ impl Worker {
             udp,
             syslog: SyslogStats::default(),
             tls_handshake_errors: 0,
-            spare_reads: Vec::new(),
+            reads: Vec::new(),
         })
     }
 
@@ -437,10 +444,7 @@ impl Worker {
             self.conns[i] = Some(Slot::Http(Conn {
                 io,
                 generation: self.generation,
-                rbuf: self
-                    .spare_reads
-                    .pop()
-                    .unwrap_or_else(|| vec![0; INITIAL_READ]),
+                rbuf: Vec::new(),
                 start: 0,
                 end: 0,
                 want: 0,
@@ -481,6 +485,9 @@ impl Worker {
         let Some(Some(Slot::Http(c))) = self.conns.get_mut(i) else {
             return;
         };
+        if c.rbuf.is_empty() {
+            c.rbuf = self.reads.pop().unwrap_or_else(|| vec![0; INITIAL_READ]);
+        }
         let next = drive(c, &mut self.ctx);
         match next {
             Next::Keep => {
@@ -489,6 +496,11 @@ impl Worker {
                 {
                     c.timer_at = Some(t);
                     self.timers.push(Reverse((t, i, c.generation)));
+                }
+                if c.start == c.end {
+                    give_back(&mut self.reads, std::mem::take(&mut c.rbuf));
+                    c.start = 0;
+                    c.end = 0;
                 }
             }
             Next::Close => self.close(i, false),
@@ -502,8 +514,8 @@ impl Worker {
         };
         let mut io = match slot {
             Slot::Http(c) => {
-                if self.spare_reads.len() < SPARE_READS && c.rbuf.len() <= KEEP_READ {
-                    self.spare_reads.push(c.rbuf);
+                if self.reads.len() < SPARE_READS {
+                    give_back(&mut self.reads, c.rbuf);
                 }
                 c.io
             }
@@ -521,6 +533,14 @@ impl Worker {
         }
         drop(io);
         self.free.push(i);
+    }
+}
+
+/// Puts a read buffer back on the worker's stack, unless it is none or larger than a buffer is
+/// kept (`KEEP_READ`).
+fn give_back(reads: &mut Vec<Vec<u8>>, rbuf: Vec<u8>) {
+    if !rbuf.is_empty() && rbuf.len() <= KEEP_READ {
+        reads.push(rbuf);
     }
 }
 
