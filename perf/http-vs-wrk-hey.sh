@@ -1,18 +1,27 @@
 #!/usr/bin/env bash
 # Plain HTTP load, issue #16's proof: `ingestbench http`, wrk and hey take turns POSTing one
 # fixed JSON-array body over keep-alive connections to the same target on 127.0.0.1 — the
-# built-in sink, then nginx (`return 200`, which reads and discards the body) — with 4 and 64
-# connections and bodies of 600 B and 300 KB. Target pinned to core 0, client to core 1, one
+# built-in sink; nginx reading each body whole before it answers (the echo module's
+# `echo_read_request_body`); nginx answering at once (`return 200`: the answer goes out before
+# the body is read, which nginx then discards 4 KB at a time) — with 4 and 64 connections and
+# bodies of 600 B and 300 KB. Target pinned to core 0, client to core 1, one
 # client thread each (ingestbench --threads 1, wrk -t1, hey with GOMAXPROCS=1). Each
 # measurement lasts SECONDS; ROUNDS rounds, the tools' order rotated per round; medians and
-# the median of the per-round ratios are printed. Then `-q` at 90 % of the sink's measured
-# capacity for RATE_SECONDS: achieved vs target from `-o json`. Beside requests/s, each client's
+# the median of the per-round ratios are printed. Then `-q` at 90 % of the sink's capacity
+# for RATE_SECONDS (capacity measured right before: the median of three 5 s closed-loop runs,
+# 600 B, 64 connections): achieved vs target from `-o json`. Beside requests/s, each client's
 # CPU time (user + system, from getrusage of the child) per request: when the one-core target
 # is what bounds requests/s, this is where the clients differ.
 #   perf/http-vs-wrk-hey.sh [SECONDS] [ROUNDS] [RATE_SECONDS]     (defaults: 10 3 30)
-# Needs wrk, hey and nginx (Debian: apt-get install wrk hey nginx-light).
+# Needs wrk, hey, nginx and its echo module (Debian: apt-get install wrk hey nginx-light
+# libnginx-mod-http-echo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+echo_module=/usr/lib/nginx/modules/ngx_http_echo_module.so
+for need in wrk hey nginx; do
+  command -v "$need" > /dev/null || { echo "needs $need (apt-get install wrk hey nginx-light libnginx-mod-http-echo)" >&2; exit 2; }
+done
+[ -f "$echo_module" ] || { echo "needs nginx's echo module $echo_module (apt-get install libnginx-mod-http-echo)" >&2; exit 2; }
 secs=${1:-10}
 rounds=${2:-3}
 rate_secs=${3:-30}
@@ -42,15 +51,18 @@ open(sys.argv[1] + "/300k.json", "w").write(mk(1000, 300000))
 PY
 
 # Every run is bounded: the targets stop on their own after this long at the latest.
-budget=$(( (secs + 3) * rounds * 3 * 8 + rate_secs + 120 ))
+budget=$(( (secs + 3) * rounds * 3 * 12 + rate_secs + 150 ))
 taskset -c 0 "$bin" sink --http 127.0.0.1:0 --threads 1 --duration "${budget}s" 2> "$work/sink.err" > /dev/null &
 pids+=($!)
 for _ in $(seq 100); do grep -q "listening" "$work/sink.err" 2>/dev/null && break; sleep 0.05; done
 sink_port=$(sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$work/sink.err" | head -1)
 
-ngx_port=$(python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
+free_port() { python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"; }
+ngx_port=$(free_port)
+echo_port=$(free_port)
 mkdir -p "$work/ngx/logs"
 cat > "$work/ngx/nginx.conf" <<CONF
+load_module $echo_module;
 daemon off;
 master_process off;
 worker_processes 1;
@@ -70,22 +82,31 @@ http {
     # (lingering discard) before the next request on the connection.
     location / { return 200; }
   }
+  server {
+    listen 127.0.0.1:$echo_port;
+    client_max_body_size 1m;
+    client_body_buffer_size 1m;
+    # reads the whole body into client_body_buffer_size, then answers: request, then response.
+    location / { echo_read_request_body; echo_status 200; echo ""; }
+  }
 }
 CONF
 taskset -c 0 timeout "${budget}s" nginx -p "$work/ngx" -c "$work/ngx/nginx.conf" &
 pids+=($!)
 sleep 0.3
 
-# Check that nginx really reads the bodies: 20 requests of 300 KB answered on one keep-alive
-# connection can only be parsed if nginx consumed each body first. (/proc/PID/io rchar does not
-# count socket recv(), so it cannot show this: it stayed 0.)
-"$bin" http "http://127.0.0.1:$ngx_port/ingest" -c 1 -n 20 -D "$work/300k.json" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/check.json"
-python3 - "$work/check.json" <<'PY'
+# Check that nginx really reads the bodies, both ways: 20 requests of 300 KB answered on one
+# keep-alive connection can only be parsed if nginx consumed each body first. (/proc/PID/io
+# rchar does not count socket recv(), so it cannot show this: it stayed 0.)
+for port in "$ngx_port" "$echo_port"; do
+  "$bin" http "http://127.0.0.1:$port/ingest" -c 1 -n 20 -D "$work/300k.json" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/check.json"
+  python3 - "$work/check.json" "$port" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); ok = r["summary"]["batches_accepted"]; conns = r["http"]["connections_opened"]
-print(f"nginx check: {ok} requests of 300,000 B answered 200 on {conns} connection(s)")
+print(f"nginx :{sys.argv[2]} check: {ok} requests of 300,000 B answered 200 on {conns} connection(s)")
 assert ok == 20 and conns == 1, "nginx did not consume the bodies on keep-alive"
 PY
+done
 
 # Runs a client and writes the CPU seconds (user + system) it used to $work/cpu.
 cpu() {
@@ -116,8 +137,12 @@ heyr() {
 
 results="$work/results.tsv"
 tools=(ib wrkr heyr)
-for target in sink nginx; do
-  if [ "$target" = sink ]; then url="http://127.0.0.1:$sink_port/ingest"; else url="http://127.0.0.1:$ngx_port/ingest"; fi
+for target in sink nginx-echo nginx-return; do
+  case $target in
+    sink) url="http://127.0.0.1:$sink_port/ingest" ;;
+    nginx-echo) url="http://127.0.0.1:$echo_port/ingest" ;;
+    nginx-return) url="http://127.0.0.1:$ngx_port/ingest" ;;
+  esac
   for body in 600 300k; do
     for c in 4 64; do
       for r in $(seq "$rounds"); do
@@ -157,13 +182,17 @@ print("|---|---|---:|---:|---:|---:|---:|---:|")
 for (target, body, c), t in cpu.items():
     ib, wrk, hey = (st.median(t[k]) for k in ("ib", "wrkr", "heyr"))
     print(f"| {target} | {body} B | {c} | {ib:.1f} | {wrk:.1f} | {hey:.1f} | **{wrk / ib:.2f}** | **{hey / ib:.2f}** |")
-cap = st.median(rows[("sink", "600", 64)]["ib"].values())
-open(sys.argv[1] + ".cap", "w").write(f"{cap}")
 PY
 
-# Open loop: -q at 90 % of the sink's measured capacity (ingestbench's median, 600 B, 64 connections).
-cap=$(cat "$results.cap")
-rate=$(python3 -c "print(round($cap * 0.9))")
+# Open loop: -q at 90 % of the sink's capacity, measured right before (the VM's share of a core
+# moves from one minute to the next: the figure from the matrix above can be stale by now).
+caps=()
+for _ in 1 2 3; do
+  taskset -c 1 "$bin" http "http://127.0.0.1:$sink_port/ingest" -c 64 -z 5s -m POST -D "$work/600.json" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/cap.json"
+  caps+=("$(python3 -c "import json; print(json.load(open('$work/cap.json'))['http']['requests_per_s'])")")
+done
+rate=$(python3 -c "import statistics, sys; print(round(statistics.median(map(float, sys.argv[1:])) * 0.9))" "${caps[@]}")
+echo "sink capacity (600 B, 64 connections, 3 × 5 s): ${caps[*]} req/s; -q $rate"
 taskset -c 1 "$bin" http "http://127.0.0.1:$sink_port/ingest" -c 64 -z "${rate_secs}s" -q "$rate" -m POST -D "$work/600.json" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/q.json"
 python3 - "$work/q.json" "$rate" <<'PY'
 import json, sys
