@@ -4,8 +4,10 @@
 # built-in sink; nginx reading each body whole before it answers (the echo module's
 # `echo_read_request_body`); nginx answering at once (`return 200`: the answer goes out before
 # the body is read, which nginx then discards 4 KB at a time) — with 4 and 64 connections and
-# bodies of 600 B and 300 KB. Target pinned to core 0, client to core 1, one
-# client thread each (ingestbench --threads 1, wrk -t1, hey with GOMAXPROCS=1). Each
+# bodies of 600 B and 300 KB. The client is pinned to the last core, the target to all the
+# others with a thread or worker process per core (on a 2-core machine: one each; a target
+# on one core caps what any client can show, so on a larger machine the target gets more),
+# one client thread each (ingestbench --threads 1, wrk -t1, hey with GOMAXPROCS=1). Each
 # measurement lasts SECONDS; ROUNDS rounds, the tools' order rotated per round; medians and
 # the median of the per-round ratios are printed. Then `-q` at 90 % of the sink's capacity
 # for RATE_SECONDS (capacity measured right before: the median of three 5 s closed-loop runs,
@@ -17,6 +19,12 @@
 # libnginx-mod-http-echo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+ncpu=$(nproc)
+[ "$ncpu" -ge 2 ] || { echo "needs 2 cores or more: one for the client, the rest for the target" >&2; exit 2; }
+client_core=$((ncpu - 1))
+target_cores="0-$((ncpu - 2))"
+target_threads=$((ncpu - 1))
+echo "target on cores $target_cores ($target_threads thread(s)), client on core $client_core"
 echo_module=/usr/lib/nginx/modules/ngx_http_echo_module.so
 for need in wrk hey nginx; do
   command -v "$need" > /dev/null || { echo "needs $need (apt-get install wrk hey nginx-light libnginx-mod-http-echo)" >&2; exit 2; }
@@ -52,7 +60,7 @@ PY
 
 # Every run is bounded: the targets stop on their own after this long at the latest.
 budget=$(( (secs + 3) * rounds * 3 * 12 + rate_secs + 150 ))
-taskset -c 0 "$bin" sink --http 127.0.0.1:0 --threads 1 --duration "${budget}s" 2> "$work/sink.err" > /dev/null &
+taskset -c "$target_cores" "$bin" sink --http 127.0.0.1:0 --threads "$target_threads" --duration "${budget}s" 2> "$work/sink.err" > /dev/null &
 pids+=($!)
 for _ in $(seq 100); do grep -q "listening" "$work/sink.err" 2>/dev/null && break; sleep 0.05; done
 sink_port=$(sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$work/sink.err" | head -1)
@@ -64,8 +72,8 @@ mkdir -p "$work/ngx/logs"
 cat > "$work/ngx/nginx.conf" <<CONF
 load_module $echo_module;
 daemon off;
-master_process off;
-worker_processes 1;
+master_process on;
+worker_processes $target_threads;
 error_log $work/ngx/logs/error.log warn;
 pid $work/ngx/nginx.pid;
 events { worker_connections 1024; }
@@ -91,7 +99,7 @@ http {
   }
 }
 CONF
-taskset -c 0 timeout "${budget}s" nginx -p "$work/ngx" -c "$work/ngx/nginx.conf" &
+taskset -c "$target_cores" timeout "${budget}s" nginx -p "$work/ngx" -c "$work/ngx/nginx.conf" &
 pids+=($!)
 sleep 0.3
 
@@ -116,7 +124,7 @@ r = resource.getrusage(resource.RUSAGE_CHILDREN)
 open(sys.argv[1], "w").write(str(r.ru_utime + r.ru_stime))' "$work/cpu" "$@"
 }
 ib() { # url conns body -> requests/s
-  cpu taskset -c 1 "$bin" http "$1" -c "$2" -z "${secs}s" -m POST -D "$3" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/ib.json"
+  cpu taskset -c "$client_core" "$bin" http "$1" -c "$2" -z "${secs}s" -m POST -D "$3" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/ib.json"
   python3 -c "import json,sys; r=json.load(open('$work/ib.json')); s=r['summary']; assert s['batches_failed']==0 and s['connection_resets']==0, s; print(r['http']['requests_per_s'])"
 }
 wrkr() {
@@ -125,12 +133,12 @@ wrk.method = "POST"
 wrk.headers["Content-Type"] = "application/json"
 local f = io.open("$3", "rb"); wrk.body = f:read("*a"); f:close()
 LUA
-  cpu taskset -c 1 wrk -t1 -c"$2" -d"${secs}s" -s "$work/post.lua" "$1" > "$work/wrk.txt"
+  cpu taskset -c "$client_core" wrk -t1 -c"$2" -d"${secs}s" -s "$work/post.lua" "$1" > "$work/wrk.txt"
   if grep -q -e "Non-2xx" -e "Socket errors" "$work/wrk.txt"; then grep -e "Non-2xx" -e "Socket errors" "$work/wrk.txt" >&2; fi
   awk '/Requests\/sec/ {print $2}' "$work/wrk.txt"
 }
 heyr() {
-  GOMAXPROCS=1 cpu taskset -c 1 hey -z "${secs}s" -c "$2" -m POST -D "$3" -T application/json "$1" > "$work/hey.txt"
+  GOMAXPROCS=1 cpu taskset -c "$client_core" hey -z "${secs}s" -c "$2" -m POST -D "$3" -T application/json "$1" > "$work/hey.txt"
   if ! grep -q "\[200\]" "$work/hey.txt" || grep -A3 "Error distribution" "$work/hey.txt" | grep -q "\]"; then sed -n '/Status code/,$p' "$work/hey.txt" >&2; fi
   awk '/Requests\/sec/ {print $2}' "$work/hey.txt"
 }
@@ -188,12 +196,12 @@ PY
 # moves from one minute to the next: the figure from the matrix above can be stale by now).
 caps=()
 for _ in 1 2 3; do
-  taskset -c 1 "$bin" http "http://127.0.0.1:$sink_port/ingest" -c 64 -z 5s -m POST -D "$work/600.json" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/cap.json"
+  taskset -c "$client_core" "$bin" http "http://127.0.0.1:$sink_port/ingest" -c 64 -z 5s -m POST -D "$work/600.json" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/cap.json"
   caps+=("$(python3 -c "import json; print(json.load(open('$work/cap.json'))['http']['requests_per_s'])")")
 done
 rate=$(python3 -c "import statistics, sys; print(round(statistics.median(map(float, sys.argv[1:])) * 0.9))" "${caps[@]}")
 echo "sink capacity (600 B, 64 connections, 3 × 5 s): ${caps[*]} req/s; -q $rate"
-taskset -c 1 "$bin" http "http://127.0.0.1:$sink_port/ingest" -c 64 -z "${rate_secs}s" -q "$rate" -m POST -D "$work/600.json" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/q.json"
+taskset -c "$client_core" "$bin" http "http://127.0.0.1:$sink_port/ingest" -c 64 -z "${rate_secs}s" -q "$rate" -m POST -D "$work/600.json" -T application/json -s 200 --threads 1 --no-pin -o json > "$work/q.json"
 python3 - "$work/q.json" "$rate" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); s = r["summary"]

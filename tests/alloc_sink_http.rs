@@ -16,6 +16,18 @@ use ingestbench::sink::{self, SinkConfig};
 #[global_allocator]
 static A: counting_alloc::OnThreads = counting_alloc::OnThreads("sink-w");
 
+/// A sink with one worker thread, listening for HTTP on a free port.
+fn one_thread_sink() -> (sink::SinkHandle, std::net::SocketAddr) {
+    let s = sink::start(SinkConfig {
+        threads: 1,
+        http: "127.0.0.1:0".parse().ok(),
+        ..SinkConfig::default()
+    })
+    .expect("sink starts");
+    let addr = s.http_addr().unwrap();
+    (s, addr)
+}
+
 /// One POST of a JSON array of 2,000 events (~600 KB) on a new connection, read to its end.
 fn one_request_on_a_new_connection(addr: std::net::SocketAddr, request: &[u8]) -> String {
     let mut c = TcpStream::connect(addr).unwrap();
@@ -43,13 +55,7 @@ fn big_request(close: bool) -> Vec<u8> {
 /// client reads the end of the answer and opens the next.
 #[test]
 fn reconnects_reuse_the_read_buffers_of_closed_connections() {
-    let s = sink::start(SinkConfig {
-        threads: 1,
-        http: "127.0.0.1:0".parse().ok(),
-        ..SinkConfig::default()
-    })
-    .expect("sink starts");
-    let addr = s.http_addr().unwrap();
+    let (s, addr) = one_thread_sink();
     let request = big_request(true);
     for _ in 0..3 {
         let a = one_request_on_a_new_connection(addr, &request);
@@ -79,13 +85,7 @@ fn reconnects_reuse_the_read_buffers_of_closed_connections() {
 /// not forty.
 #[test]
 fn connections_between_requests_hold_no_read_buffer() {
-    let s = sink::start(SinkConfig {
-        threads: 1,
-        http: "127.0.0.1:0".parse().ok(),
-        ..SinkConfig::default()
-    })
-    .expect("sink starts");
-    let addr = s.http_addr().unwrap();
+    let (s, addr) = one_thread_sink();
     let request = big_request(false);
     let mut conns: Vec<TcpStream> = (0..40).map(|_| TcpStream::connect(addr).unwrap()).collect();
     let before = counting_alloc::allocated_bytes();
