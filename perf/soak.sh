@@ -8,9 +8,9 @@
 # Pass (exit 0) when both runs exit 0 with nothing lost, each ingestbench's RSS (every sample)
 # and open fds (each minute's median: a socket reopened in a reset storm or a file read at the
 # moment of a sample is no leak) stay within ±5 % of their level at the end of the warm-up
-# (WARMUP s), and the p99 latency of
-# the last fifth of the run (outside fault windows) is within max(2x, +5 ms) of the first
-# fifth after warm-up. Figures go to OUT: samples.csv, minutes.csv, summary.json, soak.svg.
+# (WARMUP s), and the p99 latency of the last fifth of the run (outside fault windows) is
+# within max(2x, +5 ms) of the first fifth after warm-up. Figures go to OUT: samples.csv,
+# minutes.csv, summary.json, soak.svg.
 #   perf/soak.sh [DURATION] [OUT]           (defaults 3600 and perf/soak; a short check: 120)
 # Environment: EPS_A (default 100000), EPS_B (2000), STORM_EVERY (300), WARMUP (300, at most a
 # fifth of DURATION).
