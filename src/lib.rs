@@ -15,6 +15,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod exit;
+pub mod fsio;
 pub mod fuzzing;
 pub mod generate;
 pub mod init;
