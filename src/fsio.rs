@@ -59,6 +59,8 @@ impl FileError {
         if op == "read" && err.kind() == io::ErrorKind::NotFound {
             return FileError::NotFound(path.to_path_buf());
         }
+        // tempfile adds the temporary file's name to its errors: the path named is ours.
+        let err = err.raw_os_error().map_or(err, io::Error::from_raw_os_error);
         FileError::Io {
             path: path.to_path_buf(),
             op,

@@ -182,7 +182,7 @@ fn print(output: Output, o: &run::RunOutcome) -> Exit {
         Output::Json => super::out(&serde_json::to_string_pretty(&o.report).unwrap_or_default()),
         Output::Csv => super::out(&report::csv::render(&o.report)),
     }
-    super::run::tell(o)
+    super::run::tell(o, output == Output::Json)
 }
 
 /// A timeout flag: whole seconds as hey takes them, or a duration.

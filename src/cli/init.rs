@@ -271,21 +271,14 @@ fn writable(p: &Path, force: bool) -> Result<(), String> {
 }
 
 fn write(p: &Path, text: &str, force: bool) -> Result<(), String> {
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true);
-    if force {
-        o.create(true).truncate(true);
-    } else {
-        o.create_new(true);
+    if !force && std::fs::symlink_metadata(p).is_ok() {
+        return Err(format!("{} exists; pass --force to replace it", p.display()));
     }
-    o.open(p)
-        .and_then(|mut f| f.write_all(text.as_bytes()))
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => {
-                format!("{} exists; pass --force to replace it", p.display())
-            }
-            _ => format!("cannot write {}: {e}", p.display()),
-        })
+    let o = crate::fsio::WriteOptions {
+        mode: None,
+        create_dirs: false,
+    };
+    crate::fsio::write_atomic(p, text.as_bytes(), o).map_err(|e| e.to_string())
 }
 
 fn next_steps(file: &str, a: &init::Answers) {

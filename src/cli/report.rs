@@ -165,17 +165,26 @@ fn merge(a: MergeArgs) -> Exit {
         "{}\n",
         serde_json::to_string_pretty(&rep).unwrap_or_default()
     );
-    if let Some(path) = &a.save
-        && let Err(e) = std::fs::write(path, &json)
-    {
-        return invalid(&format!("--save {}: {e}", path.display()));
-    }
+    let saved = a.save.as_ref().map(|path| {
+        crate::fsio::write_atomic(path, json.as_bytes(), crate::fsio::WriteOptions::default())
+    });
     match a.output {
         Output::Text => super::out(&report::text::render(&rep)),
         Output::Json => super::out(json.trim_end()),
     }
     for r in &rep.verdict.reasons {
         super::err(&format!("error: {r}"));
+    }
+    if let Some(Err(e)) = saved {
+        // The merged report is not lost: it goes to stdout when it is not there already.
+        if a.output != Output::Json {
+            super::out(json.trim_end());
+        }
+        super::err(&format!(
+            "error: --save: the merged report not written: {e} (what was at that path is \
+             untouched); the JSON report is on stdout instead"
+        ));
+        return Exit::Aborted;
     }
     exit_of(rep.verdict.exit_code)
 }

@@ -421,16 +421,27 @@ fn print(a: &Args, outcome: run::RunOutcome) -> Exit {
             super::out(&serde_json::to_string_pretty(&outcome.report).unwrap_or_default())
         }
     }
-    tell(&outcome)
+    tell(&outcome, a.output == Output::Json)
 }
 
-/// The notes and the reasons for a non-zero exit, on stderr; gives the exit code.
-pub(super) fn tell(outcome: &run::RunOutcome) -> Exit {
+/// The notes and the reasons for a non-zero exit, on stderr, and the JSON report on stdout
+/// when an output file could not be written and stdout does not have it yet; gives the exit
+/// code.
+pub(super) fn tell(outcome: &run::RunOutcome, json_printed: bool) -> Exit {
+    if !outcome.unwritten.is_empty() && !json_printed {
+        super::out(crate::run::outputs::report_json(&outcome.report).trim_end());
+    }
     for n in &outcome.notes {
         super::err(&format!("error: {n}"));
     }
     for r in &outcome.reasons {
         super::err(&format!("error: {r}"));
+    }
+    if !outcome.unwritten.is_empty() {
+        super::err(&format!(
+            "error: not written: {}; the JSON report is on stdout instead",
+            outcome.unwritten.join(", ")
+        ));
     }
     outcome.exit
 }

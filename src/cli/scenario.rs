@@ -106,8 +106,13 @@ pub fn run(a: Args) -> Exit {
     if let Some(path) = &a.truth {
         let t = truth::build(player.scenario(), player.planned(), anchor, RUN_ID, 0);
         let text = serde_json::to_string_pretty(&t).unwrap_or_default();
-        if let Err(e) = std::fs::write(path, text + "\n") {
-            return fail(&[format!("--truth {}: {e}", path.display())]);
+        let o = crate::fsio::WriteOptions::default();
+        if let Err(e) = crate::fsio::write_atomic(path, (text + "\n").as_bytes(), o) {
+            super::err(&format!(
+                "error: --truth: the ground truth not written: {e} (what was at that path is \
+                 untouched)"
+            ));
+            return Exit::Aborted;
         }
     }
     play(&mut player, a.format)

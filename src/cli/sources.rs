@@ -270,18 +270,22 @@ fn scaffold(a: ScaffoldArgs) -> Exit {
             Exit::Ok
         }
         Some(p) => {
-            use std::io::Write;
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&p);
-            match f.and_then(|mut f| f.write_all(text.as_bytes())) {
+            let o = crate::fsio::WriteOptions {
+                mode: None,
+                create_dirs: false,
+            };
+            let written = if std::fs::symlink_metadata(&p).is_ok() {
+                Err(format!("{}: File exists", p.display()))
+            } else {
+                crate::fsio::write_atomic(&p, text.as_bytes(), o).map_err(|e| e.to_string())
+            };
+            match written {
                 Ok(()) => {
                     super::err(&format!("wrote {}", p.display()));
                     Exit::Ok
                 }
                 Err(e) => {
-                    super::err(&format!("error: {}: {e}", p.display()));
+                    super::err(&format!("error: {e}"));
                     Exit::Invalid
                 }
             }

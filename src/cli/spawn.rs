@@ -100,14 +100,12 @@ fn request(a: &Args) -> Result<Request, String> {
     })
 }
 
-/// Opens the CSV file once before the run, so a bad path is refused before minutes of load.
+/// Checks before the run that the CSV can be written (a temporary file made beside it and
+/// removed; the file itself untouched), so a bad path is refused before minutes of load.
 fn check_report(path: &Option<PathBuf>) -> Result<(), String> {
     if let Some(p) = path {
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(p)
-            .map_err(|e| format!("--report {}: {e}", p.display()))?;
+        crate::fsio::AtomicFile::create(p, crate::fsio::WriteOptions::default())
+            .map_err(|e| format!("--report: {e}"))?;
     }
     Ok(())
 }
@@ -159,8 +157,7 @@ pub fn run(a: Args) -> Exit {
         && let Err(e) = spawn::csv::append(path, &report)
     {
         super::err(&format!(
-            "error: cannot write --report {}: {e}",
-            path.display()
+            "error: --report: the CSV rows not written: {e} (what was at that path is untouched)"
         ));
         exit = Exit::Aborted;
     }

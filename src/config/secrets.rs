@@ -7,8 +7,7 @@
 //! `~/.config/ingestbench/secrets`.
 
 use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::config::schema::Auth;
@@ -95,22 +94,18 @@ impl Store {
         }
         self.ensure_dir()?;
         let path = self.dir.join(name);
-        let tmp = self.dir.join(format!(".{name}.tmp"));
-        let write = || -> std::io::Result<()> {
-            let _ = fs::remove_file(&tmp);
-            let mut f = fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            f.write_all(token.expose().as_bytes())?;
-            f.sync_all()?;
-            fs::rename(&tmp, &path)
+        let o = crate::fsio::WriteOptions {
+            mode: Some(0o600),
+            create_dirs: false,
         };
-        write().map_err(|e| {
-            let _ = fs::remove_file(&tmp);
+        // The token never reaches a message: only the name and the directory do.
+        crate::fsio::write_atomic(&path, token.expose().as_bytes(), o).map_err(|e| {
+            let why = match e {
+                crate::fsio::FileError::Io { err, .. } => err.to_string(),
+                other => other.to_string(),
+            };
             format!(
-                "cannot write secret {name:?} in {}: {e}",
+                "cannot write secret {name:?} in {}: {why}",
                 self.dir.display()
             )
         })
@@ -170,13 +165,15 @@ impl Store {
     }
 }
 
+/// The most a token file (or a stored secret) may be: a token is a line, a PEM-sized one
+/// at most.
+pub const MAX_TOKEN_FILE_BYTES: u64 = 64 << 10;
+
 /// Reads a token file, refusing it when group or others may read or write it (mode 0600 or
 /// stricter is required): a token readable by others is a leak the run should not continue.
 pub fn read_private_file(path: &Path) -> Result<String, String> {
     check_private_mode(path)?;
-    let text =
-        fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    Ok(text)
+    crate::fsio::read_text(path, MAX_TOKEN_FILE_BYTES).map_err(|e| e.to_string())
 }
 
 /// `Err` when `path` is missing or its mode lets group or others in.

@@ -15,16 +15,18 @@
 //! ```
 //!
 //! Interval timestamps are seconds since BaseTime (the run's start), three decimals; each
-//! payload is V2 + DEFLATE + base64 (`report::hdr`). The writer flushes after every interval,
-//! so the file can be followed while the run goes on.
+//! payload is V2 + DEFLATE + base64 (`report::hdr`). The log is written to a temporary file
+//! beside its path (`.NAME.*.tmp`, flushed after every interval, so it can be followed while
+//! the run goes on) and renamed over the path when the run ends (`fsio::AtomicFile`): a log
+//! that cannot be written whole leaves the file that was there untouched.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use hdrhistogram::Histogram;
 
+use crate::fsio::{AtomicFile, FileError, WriteOptions};
 use crate::report::hdr::Encoder;
 
 /// The version of the log format written: 1.3 is the first with `Tag=` on interval lines.
@@ -35,32 +37,38 @@ const MAX_VALUE_UNIT_RATIO: f64 = 1000.0;
 
 /// An HdrHistogram interval log being written.
 pub struct HdrLog {
-    out: BufWriter<File>,
+    path: PathBuf,
+    out: BufWriter<AtomicFile>,
     encoder: Encoder,
     line: String,
 }
 
 impl HdrLog {
-    /// Creates (or truncates) the log at `path`, creating its directory, and writes the
-    /// header: format version, units, StartTime and BaseTime (both `start_unix_s`, the run's
-    /// start in seconds since the Unix epoch) and the legend.
-    pub fn create(path: impl AsRef<Path>, start_unix_s: f64) -> io::Result<HdrLog> {
-        if !start_unix_s.is_finite() || start_unix_s < 0.0 {
-            return Err(invalid(format!(
-                "start time {start_unix_s} is not seconds since the epoch"
-            )));
-        }
+    /// Starts the log for `path` (its temporary file made beside it, its directory created)
+    /// and writes the header: format version, units, StartTime and BaseTime (both
+    /// `start_unix_s`, the run's start in seconds since the Unix epoch) and the legend.
+    pub fn create(path: impl AsRef<Path>, start_unix_s: f64) -> Result<HdrLog, FileError> {
         let path = path.as_ref();
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)?;
+        let werr = |err| FileError::Io {
+            path: path.to_path_buf(),
+            op: "write",
+            err,
+        };
+        if !start_unix_s.is_finite() || start_unix_s < 0.0 {
+            return Err(werr(invalid(format!(
+                "start time {start_unix_s} is not seconds since the epoch"
+            ))));
         }
         let mut log = HdrLog {
-            out: BufWriter::new(File::create(path)?),
+            path: path.to_path_buf(),
+            out: BufWriter::new(AtomicFile::create(path, WriteOptions::default())?),
             encoder: Encoder::default(),
             line: String::new(),
         };
-        log.out.write_all(header(start_unix_s).as_bytes())?;
-        log.out.flush()?;
+        log.out
+            .write_all(header(start_unix_s).as_bytes())
+            .and_then(|()| log.out.flush())
+            .map_err(werr)?;
         Ok(log)
     }
 
@@ -90,29 +98,34 @@ impl HdrLog {
         self.out.flush()
     }
 
-    /// Flushes what is left and closes the file; a write error surfaces here.
-    pub fn finish(mut self) -> io::Result<()> {
-        self.out.flush()?;
-        self.out.get_ref().sync_all()
+    /// Flushes what is left and renames the log into place; a write error surfaces here.
+    pub fn finish(self) -> Result<(), FileError> {
+        let path = self.path;
+        let file = self.out.into_inner().map_err(|e| FileError::Io {
+            path: path.clone(),
+            op: "write",
+            err: e.into_error(),
+        })?;
+        file.commit()
     }
 }
 
 /// An `HdrLog` the engine's coordinator can be handed (it is `Send + Clone`) to feed once a
 /// second, and the run finishes at the end: `second(t, intended, service)` writes second `t`
 /// as two intervals, tagged `intended` and `service`; the first write error is kept (later
-/// seconds are then skipped) and returned by `finish`, so a full disk costs the log, never
-/// the run.
+/// seconds are then skipped) and returned by `finish` (the run then fails: exit 6, the log
+/// not written).
 #[derive(Clone)]
 pub struct SharedHdrLog(Arc<Mutex<Shared>>);
 
 struct Shared {
     log: Option<HdrLog>,
-    error: Option<io::Error>,
+    error: Option<FileError>,
 }
 
 impl SharedHdrLog {
     /// `HdrLog::create`, shared.
-    pub fn create(path: impl AsRef<Path>, start_unix_s: f64) -> io::Result<SharedHdrLog> {
+    pub fn create(path: impl AsRef<Path>, start_unix_s: f64) -> Result<SharedHdrLog, FileError> {
         let log = HdrLog::create(path, start_unix_s)?;
         Ok(SharedHdrLog(Arc::new(Mutex::new(Shared {
             log: Some(log),
@@ -131,18 +144,23 @@ impl SharedHdrLog {
         let written = log
             .interval(start, 1.0, "intended", intended)
             .and_then(|_| log.interval(start, 1.0, "service", service));
-        if let Err(e) = written {
-            *error = Some(e);
+        if let Err(err) = written {
+            *error = Some(FileError::Io {
+                path: log.path.clone(),
+                op: "write",
+                err,
+            });
         }
     }
 
-    /// Closes the log; the first error while writing it, if any.
-    pub fn finish(self) -> io::Result<()> {
+    /// Renames the log into place; the first error while writing it, if any (the log is
+    /// then dropped unrenamed: what was at its path stays).
+    pub fn finish(self) -> Result<(), FileError> {
         let mut s = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let finished = s.log.take().map_or(Ok(()), HdrLog::finish);
+        let log = s.log.take();
         match s.error.take() {
             Some(e) => Err(e),
-            None => finished,
+            None => log.map_or(Ok(()), HdrLog::finish),
         }
     }
 }
@@ -281,6 +299,22 @@ mod tests {
         assert_eq!(lines.len(), 6, "{text}");
         assert!(lines[4].starts_with("Tag=intended,2.000,1.000,2.000,HISTF"));
         assert!(lines[5].starts_with("Tag=service,2.000,1.000,0.500,HISTF"));
+    }
+
+    #[test]
+    fn the_old_log_stays_until_the_new_one_is_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.hlog");
+        std::fs::write(&path, "old log\n").unwrap();
+        let log = SharedHdrLog::create(&path, 1_700_000_000.0).unwrap();
+        log.second(0, &hist(&[1000]), &hist(&[500]));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old log\n");
+        drop(log);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old log\n");
+        let log = SharedHdrLog::create(&path, 1_700_000_000.0).unwrap();
+        log.second(0, &hist(&[1000]), &hist(&[500]));
+        log.finish().unwrap();
+        assert!(std::fs::read_to_string(&path).unwrap().contains("Tag=service,0.000"));
     }
 
     #[test]

@@ -26,7 +26,7 @@ use crate::exit::Exit;
 use crate::pack::Catalog;
 use crate::report::Report;
 use crate::report::ceiling::{Ceiling, Phase, StepRow};
-use crate::run::execute;
+use crate::run::outputs;
 use crate::run::{Control, Observer, Overrides, Run, RunOutcome, SetupError, Snapshot, plan};
 use crate::stats::snapshot::RunState;
 
@@ -702,18 +702,17 @@ fn finish(out: &mut RunOutcome, c: Ceiling, exit: Exit, reasons: Vec<String>, cf
     };
     out.exit = exit;
     out.reasons = reasons;
-    if let Some(path) = &cfg.observability.report
-        && let Err(e) = execute::write_report(std::path::Path::new(path), rep)
-    {
-        out.notes
-            .push(format!("cannot write the report to {path}: {e}"));
-    }
-    if let Some(path) = &cfg.observability.csv
-        && let Err(e) = execute::write_file(std::path::Path::new(path), &csv)
-    {
-        out.notes
-            .push(format!("cannot write the ceiling table CSV to {path}: {e}"));
-    }
+    let csv = cfg.observability.csv.clone().map(|path| outputs::File {
+        what: "the ceiling table CSV",
+        path,
+        text: csv,
+    });
+    outputs::write(
+        out,
+        None,
+        csv.into_iter().collect(),
+        cfg.observability.report.clone(),
+    );
 }
 
 #[cfg(test)]

@@ -35,7 +35,7 @@ use crate::run::error::SetupError;
 use crate::run::fault::runner::{self, Runner, Tools};
 use crate::run::plan::RunPlan;
 use crate::run::plan::ScenarioRun;
-use crate::run::store_verify;
+use crate::run::{outputs, store_verify};
 use crate::run::target::{self, Destination, Endpoint, Transport};
 use crate::run::{Observer, RunOutcome};
 use crate::sink::{self, SinkHandle, SinkStats};
@@ -432,20 +432,8 @@ fn second_log(
 /// The HDR histogram log (`observability.hdr_log`), created before the run starts so a path
 /// that cannot be written stops it at once.
 fn open_hdr_log(path: &Path, started_wall_ns: i64) -> Result<SharedHdrLog, SetupError> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            SetupError::Io(format!(
-                "observability.hdr_log: cannot create {}: {e}",
-                dir.display()
-            ))
-        })?;
-    }
-    SharedHdrLog::create(path, started_wall_ns as f64 / 1e9).map_err(|e| {
-        SetupError::Io(format!(
-            "observability.hdr_log: cannot write {}: {e}",
-            path.display()
-        ))
-    })
+    SharedHdrLog::create(path, started_wall_ns as f64 / 1e9)
+        .map_err(|e| SetupError::Io(format!("observability.hdr_log: {e}")))
 }
 
 /// The scenario lane's accounting agent: the worker after the background's.
@@ -745,11 +733,10 @@ pub fn execute(
     let result = engine::run(s.engine, steer, &mut publish);
     let faults = faults.map(Runner::finish);
     let udp_rcvbuf_drops = udp_probe.map(udp_drops::Probe::finish);
-    if let (Some(log), Some(path)) = (s.hdr_log, &s.plan.config.observability.hdr_log)
-        && let Err(e) = log.finish()
-    {
-        notes.push(format!("cannot write the HDR log to {path}: {e}"));
-    }
+    let hdr_log_failed = s
+        .hdr_log
+        .and_then(|log| log.finish().err())
+        .map(|e| ("the HDR log", e));
     // Without accounting tags the sink cannot tell this run's events apart: nothing to verify.
     let sink_stats = sink.map(|h| h.shutdown());
     let verification: Option<Verification> = sink_stats
@@ -859,27 +846,33 @@ pub fn execute(
         exit_code: exit.code(),
         reasons: reasons.clone(),
     };
-    if let Some(path) = output(&p, &cfg.observability.report)
-        && let Err(e) = write_report(Path::new(&path), &rep)
-    {
-        notes.push(format!("cannot write the report to {path}: {e}"));
-    }
-    if let Some(path) = output(&p, &cfg.observability.csv)
-        && let Err(e) = write_file(Path::new(&path), &report::csv::render(&rep))
-    {
-        notes.push(format!("cannot write the timeline CSV to {path}: {e}"));
-    }
-    if let Some(path) = output(&p, &cfg.observability.sizing_csv)
-        && let Err(e) = write_file(Path::new(&path), &sizing::csv(&rep.sizing))
-    {
-        notes.push(format!("cannot write the sizing CSV to {path}: {e}"));
-    }
-    RunOutcome {
+    let mut out = RunOutcome {
         report: rep,
         exit,
         reasons,
         notes,
+        unwritten: Vec::new(),
+    };
+    let o = &cfg.observability;
+    let mut files = Vec::new();
+    if let Some(path) = output(&p, &o.csv) {
+        let text = report::csv::render(&out.report);
+        files.push(outputs::File {
+            what: "the timeline CSV",
+            path,
+            text,
+        });
     }
+    if let Some(path) = output(&p, &o.sizing_csv) {
+        let text = sizing::csv(&out.report.sizing);
+        files.push(outputs::File {
+            what: "the sizing CSV",
+            path,
+            text,
+        });
+    }
+    outputs::write(&mut out, hdr_log_failed, files, output(&p, &o.report));
+    out
 }
 
 /// What the sink has of this run, beside the `accepted` events the run counted.
@@ -905,19 +898,6 @@ fn stored_of(st: &SinkStats, run_id: &str, accepted: u64, lane: Option<u32>) -> 
 fn output(p: &RunPlan, path: &Option<String>) -> Option<String> {
     let path = path.as_ref()?;
     Some(p.shard.map_or_else(|| path.clone(), |s| s.path(path)))
-}
-
-pub(crate) fn write_report(path: &Path, rep: &Report) -> std::io::Result<()> {
-    let json = serde_json::to_string_pretty(rep).map_err(std::io::Error::other)?;
-    write_file(path, &format!("{json}\n"))
-}
-
-/// Writes `text` to `path`, creating its directory.
-pub(crate) fn write_file(path: &Path, text: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(path, text)
 }
 
 /// One exit code per run, in order of gravity, with the reasons.

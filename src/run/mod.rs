@@ -21,6 +21,7 @@
 pub mod ceiling;
 pub mod error;
 mod execute;
+pub(crate) mod outputs;
 pub mod fault;
 pub mod http;
 pub mod plan;
@@ -62,9 +63,11 @@ pub struct RunOutcome {
     pub exit: Exit,
     /// Why the exit code is not 0, one line each.
     pub reasons: Vec<String>,
-    /// Things that went wrong around the run without changing its verdict (e.g. the report
-    /// file could not be written).
+    /// Things that went wrong around the run without changing its verdict.
     pub notes: Vec<String>,
+    /// Output files that could not be written (their paths; the run failed for it, exit 6):
+    /// the CLI prints the JSON report on stdout instead.
+    pub unwritten: Vec<String>,
 }
 
 /// A run planned and not started: its control and live view already exist.

@@ -7,7 +7,6 @@
 //! written only when the file is new or empty.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::Path;
 
 use super::report::{Cpu, CpuRow, SpawnReport};
@@ -141,18 +140,26 @@ pub fn header() -> String {
     format!("{}\n", h.join(","))
 }
 
-/// Appends the rows to `path`, with a header first when the file is new or empty.
-pub fn append(path: &Path, r: &SpawnReport) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    let mut text = String::new();
-    if f.metadata()?.len() == 0 {
-        text.push_str(&header());
+/// The most an existing CSV appended to may be.
+pub const MAX_CSV_BYTES: u64 = 256 << 20;
+
+/// Appends the rows to `path`, with a header first when the file is new or empty: the old
+/// rows and the new written whole to a temporary file renamed over `path` (`fsio`), so a
+/// failed write leaves the file as it was. A device or pipe (`/dev/stdout`) is written to.
+pub fn append(path: &Path, r: &SpawnReport) -> Result<(), crate::fsio::FileError> {
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    let mut text = if regular {
+        crate::fsio::read_bytes(path, MAX_CSV_BYTES)?
+    } else {
+        Vec::new()
+    };
+    if text.is_empty() {
+        text.extend_from_slice(header().as_bytes());
+    } else if !text.ends_with(b"\n") {
+        text.push(b'\n');
     }
-    text.push_str(&rows(r));
-    f.write_all(text.as_bytes())
+    text.extend_from_slice(rows(r).as_bytes());
+    crate::fsio::write_atomic(path, &text, crate::fsio::WriteOptions::default())
 }
 
 #[cfg(test)]

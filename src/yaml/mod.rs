@@ -25,56 +25,12 @@ pub fn read_text(path: &Path) -> Result<String, String> {
     read_text_max(path, MAX_CONFIG_BYTES)
 }
 
-/// Reads `path` as UTF-8 text, refusing directories, missing files, files over `max` bytes and
-/// binary data with a message that names the file. The read itself stops after `max` + 1 bytes,
-/// so a file that grows meanwhile, a FIFO or a device such as `/dev/zero` (whose size reads as
-/// 0) is refused too instead of read without end.
+/// Reads `path` as UTF-8 text through `fsio::read_text`: a regular file on a real filesystem
+/// of at most `max` bytes (the read itself stops after `max` + 1 bytes), refusing a missing
+/// file, a directory, a FIFO, a device such as `/dev/zero`, a file under `/proc` and binary
+/// data with a message that names the file (and the limit).
 pub fn read_text_max(path: &Path, max: u64) -> Result<String, String> {
-    use std::io::Read;
-    let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("{shown}: not found"),
-        _ => format!("{shown}: cannot read: {}", io_reason(&e)),
-    })?;
-    if meta.is_dir() {
-        return Err(format!("{shown}: is a directory, not a file"));
-    }
-    let too_large = |what: String| {
-        format!(
-            "{shown}: {what}; the limit is {max} bytes ({})",
-            crate::config::units::Size(max)
-        )
-    };
-    if meta.len() > max {
-        return Err(too_large(format!("file is {} bytes", meta.len())));
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    std::fs::File::open(path)
-        .and_then(|f| f.take(max.saturating_add(1)).read_to_end(&mut bytes))
-        .map_err(|e| format!("{shown}: cannot read: {}", io_reason(&e)))?;
-    if bytes.len() as u64 > max {
-        return Err(too_large(format!("more than {max} bytes read")));
-    }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "{shown}: not UTF-8 text (invalid byte at offset {}); is this a binary file?",
-            e.utf8_error().valid_up_to()
-        )
-    })?;
-    if text.contains('\0') {
-        return Err(format!(
-            "{shown}: contains NUL bytes; is this a binary file?"
-        ));
-    }
-    Ok(text)
-}
-
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
-    }
+    crate::fsio::read_text(path, max).map_err(|e| e.to_string())
 }
 
 /// Parses `text` into a tree whose top level is a mapping. Syntax problems become diagnostics.
@@ -700,12 +656,12 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn an_endless_file_is_refused_after_the_limit() {
-        // /dev/zero's size reads as 0: only a bounded read stops it.
+    fn an_endless_file_is_refused_unread() {
+        // /dev/zero's size reads as 0: it is refused for what it is, before any read.
         let e = read_text_max(Path::new("/dev/zero"), 1024).unwrap_err();
         assert_eq!(
             e,
-            "/dev/zero: more than 1024 bytes read; the limit is 1024 bytes (1KiB)"
+            "/dev/zero: is a character device, not a regular file (only regular files are read)"
         );
     }
 
