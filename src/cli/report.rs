@@ -126,11 +126,10 @@ pub fn run(a: Args) -> Exit {
 }
 
 fn show(a: ShowArgs) -> Exit {
-    let rep =
-        match read(&a.report).and_then(|t| report::de::read(&a.report.display().to_string(), &t)) {
-            Ok(r) => r,
-            Err(e) => return invalid(&e),
-        };
+    let rep = match report::de::read_file(&a.report) {
+        Ok(r) => r,
+        Err(e) => return invalid(&e),
+    };
     super::out(&report::text::render_with(&rep, a.timeline));
     Exit::Ok
 }
@@ -141,7 +140,7 @@ fn invalid(msg: &str) -> Exit {
 }
 
 fn read(path: &Path) -> Result<String, String> {
-    crate::yaml::read_text_max(path, report::de::MAX_REPORT_BYTES)
+    crate::fsio::read_text(path, report::de::MAX_REPORT_BYTES).map_err(|e| e.to_string())
 }
 
 fn merge(a: MergeArgs) -> Exit {
@@ -254,16 +253,21 @@ fn compare_run(a: &CompareArgs) -> Result<Exit, String> {
         Output::Text => super::out(&compare::text(&c)),
         Output::Json => super::out(&serde_json::to_string_pretty(&c).unwrap_or_default()),
     }
-    Ok(if c.regressed.is_empty() {
-        Exit::Ok
-    } else {
+    if !c.regressed.is_empty() {
         super::err(&format!(
             "error: worse beyond {} at {} confidence: {}",
             a.threshold,
             a.confidence,
             c.regressed.join(", ")
         ));
+    }
+    for f in &c.gate_failures {
+        super::err(&format!("error: gate: {f}"));
+    }
+    Ok(if c.failed() {
         Exit::SloBreach
+    } else {
+        Exit::Ok
     })
 }
 

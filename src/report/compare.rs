@@ -98,15 +98,26 @@ pub fn percent(flag: &str, v: &str) -> Result<f64, String> {
     }
 }
 
-/// The figures of one saved report.
+/// The figures of one saved report, and its own verdict.
 pub struct Replicate {
     pub file: String,
     values: BTreeMap<&'static str, f64>,
+    /// The report's own exit code and reasons (0: it passed).
+    exit_code: i32,
+    reasons: Vec<String>,
 }
 
 impl Replicate {
+    /// A saved report read by the one reader (`de::read`: what `report show` refuses is
+    /// refused here too); a metric the report has as `null` (a percentile with too few
+    /// samples, an aborted run's) is not in it.
     pub fn read(file: &str, text: &str) -> Result<Replicate, String> {
-        let v = report_value(file, text)?;
+        let (rep, v) = super::de::read_with_json(file, text)?;
+        Ok(Replicate::of(file, &rep, &v))
+    }
+
+    /// The figures of `rep`, read from its JSON `v`.
+    fn of(file: &str, rep: &super::Report, v: &Value) -> Replicate {
         let values = METRICS
             .iter()
             .filter_map(|m| {
@@ -115,23 +126,13 @@ impl Replicate {
                     .map(|x| (m.name, x))
             })
             .collect();
-        Ok(Replicate {
+        Replicate {
             file: file.to_string(),
             values,
-        })
+            exit_code: rep.verdict.exit_code,
+            reasons: rep.verdict.reasons.clone(),
+        }
     }
-}
-
-/// A saved ingestbench report as JSON, or why the text is not one.
-fn report_value(file: &str, text: &str) -> Result<Value, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| format!("{file}: not JSON: {e}"))?;
-    let schema = v.get("schema").and_then(Value::as_str).unwrap_or("");
-    if !schema.starts_with("ingestbench.report/") {
-        return Err(format!(
-            "{file}: not an ingestbench report (schema {schema:?})"
-        ));
-    }
-    Ok(v)
 }
 
 #[derive(Debug, Serialize)]
@@ -145,6 +146,17 @@ pub struct Comparison {
     pub skipped: Vec<String>,
     /// The gated metrics that are worse.
     pub regressed: Vec<String>,
+    /// Why the gate fails beside a worse metric, one line each: a gated metric that cannot
+    /// be compared (missing from a replicate, e.g. an aborted run's latency), a replicate
+    /// whose own verdict is a failure.
+    pub gate_failures: Vec<String>,
+}
+
+impl Comparison {
+    /// Whether the gate fails (exit 3).
+    pub fn failed(&self) -> bool {
+        !self.regressed.is_empty() || !self.gate_failures.is_empty()
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -177,8 +189,14 @@ pub fn compare(base: &[Replicate], cand: &[Replicate], s: &Settings) -> Result<C
             names.join(", ")
         ));
     }
+    // Without --gate, every metric some report measured is gated.
+    let gated = |name: &str| match &s.gate {
+        Some(g) => g.iter().any(|n| n == name),
+        None => base.iter().chain(cand).any(|r| r.values.contains_key(name)),
+    };
     let mut metrics = Vec::new();
     let mut skipped = Vec::new();
+    let mut gate_failures = Vec::new();
     for m in METRICS {
         let (Some(b), Some(c)) = (values(base, m.name), values(cand, m.name)) else {
             if base
@@ -188,14 +206,18 @@ pub fn compare(base: &[Replicate], cand: &[Replicate], s: &Settings) -> Result<C
             {
                 skipped.push(m.name.to_string());
             }
+            if gated(m.name) {
+                gate_failures.push(format!(
+                    "{}: gated and cannot be compared: not in {}",
+                    m.name,
+                    lacking(base, cand, m.name)
+                ));
+            }
             continue;
         };
-        let gated = s
-            .gate
-            .as_ref()
-            .is_none_or(|g| g.iter().any(|n| n == m.name));
-        metrics.push(row(m, &b, &c, s, gated));
+        metrics.push(row(m, &b, &c, s, gated(m.name)));
     }
+    gate_failures.extend(own_failures(base, cand));
     let regressed = metrics
         .iter()
         .filter(|r| r.gated && r.verdict == "worse")
@@ -209,7 +231,42 @@ pub fn compare(base: &[Replicate], cand: &[Replicate], s: &Settings) -> Result<C
         metrics,
         skipped,
         regressed,
+        gate_failures,
     })
+}
+
+/// The replicates whose own verdict is a failure (an aborted run, an SLO breach): a gate
+/// passes only runs that passed.
+fn own_failures(base: &[Replicate], cand: &[Replicate]) -> Vec<String> {
+    let mut v = Vec::new();
+    for (side, reps) in [("baseline", base), ("candidate", cand)] {
+        for r in reps.iter().filter(|r| r.exit_code != 0) {
+            let why = match r.reasons.as_slice() {
+                [] => String::new(),
+                w => format!(": {}", w.join("; ")),
+            };
+            v.push(format!(
+                "{side} {}: its own verdict is FAIL (exit {}){why}",
+                r.file, r.exit_code
+            ));
+        }
+    }
+    v
+}
+
+/// The replicates that lack `name`, by side and file.
+fn lacking(base: &[Replicate], cand: &[Replicate], name: &str) -> String {
+    let mut v = Vec::new();
+    for (side, reps) in [("baseline", base), ("candidate", cand)] {
+        for r in reps.iter().filter(|r| !r.values.contains_key(name)) {
+            v.push(format!("{side} {}", r.file));
+        }
+    }
+    if v.is_empty() {
+        "every replicate".into()
+    } else {
+        v.join(", ")
+    }
 }
 
 /// The metric's value in every replicate, or `None` when one lacks it.
@@ -310,9 +367,18 @@ pub fn text(c: &Comparison) -> String {
             c.skipped.join(", ")
         );
     }
-    let _ = match c.regressed.as_slice() {
-        [] => writeln!(o, "PASS  no gated metric worse"),
-        r => writeln!(o, "FAIL  exit 3: worse: {}", r.join(", ")),
+    for f in &c.gate_failures {
+        let _ = writeln!(o, "gate: {f}");
+    }
+    let _ = match (c.regressed.as_slice(), c.gate_failures.len()) {
+        ([], 0) => writeln!(o, "PASS  no gated metric worse"),
+        ([], n) => writeln!(o, "FAIL  exit 3: {n} gate failure(s) above"),
+        (r, 0) => writeln!(o, "FAIL  exit 3: worse: {}", r.join(", ")),
+        (r, n) => writeln!(
+            o,
+            "FAIL  exit 3: worse: {}; {n} gate failure(s) above",
+            r.join(", ")
+        ),
     };
     o
 }
@@ -341,7 +407,8 @@ pub struct ListRow {
 
 impl ListRow {
     pub fn read(file: &str, text: &str) -> Result<ListRow, String> {
-        let v = report_value(file, text)?;
+        let rep = super::de::read(file, text)?;
+        let v = serde_json::to_value(&rep).unwrap_or(Value::Null);
         let s = |p: &str| v.pointer(p).and_then(Value::as_str).map(str::to_string);
         let f = |p: &str| v.pointer(p).and_then(Value::as_f64);
         let kind = match (v.get("shard"), v.pointer("/merged/shards")) {
@@ -411,6 +478,8 @@ mod tests {
         Replicate {
             file: "r.json".into(),
             values,
+            exit_code: 0,
+            reasons: Vec::new(),
         }
     }
 

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::schema::Config;
-use crate::report::{Context, Report, TargetInfo, Verdict, Verification, hdr, slo};
+use crate::report::{Context, Report, Verdict, Verification, hdr, slo};
 use crate::run::shard::Shard;
 use crate::stats::result::{AbortReason, RunResult, Second};
 use crate::stats::snapshot::LatencySummary;
@@ -103,42 +103,12 @@ impl std::fmt::Display for MergeError {
     }
 }
 
-/// The parts of a saved report a merge reads.
-#[derive(Deserialize)]
-struct Saved {
-    run_id: String,
-    name: Option<String>,
-    host: String,
-    target: TargetInfo,
-    batch_max_events: usize,
-    batch_max_bytes: usize,
-    latency_hdr: SavedHdr,
-    verification: Option<Verification>,
-    verdict: SavedVerdict,
-    config: Value,
-    shard: Option<ShardSection>,
-    merged: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct SavedHdr {
-    intended: String,
-    service: String,
-}
-
-#[derive(Deserialize)]
-struct SavedVerdict {
-    exit_code: i32,
-    reasons: Vec<String>,
-}
-
-/// One shard read back: its file's name, what it says, and its raw JSON (for what a merge
-/// leaves out).
+/// One shard read back: its file's name, its report (read and checked by `de::read`, as
+/// `report show` reads one) and its shard section.
 struct Part {
     file: String,
-    saved: Saved,
+    saved: Report,
     shard: ShardSection,
-    raw: Value,
 }
 
 /// Sections a merge leaves to the shards' own reports.
@@ -184,9 +154,7 @@ pub fn merge(files: &[(String, String)]) -> Result<Report, MergeError> {
 
 fn read(file: &str, text: &str) -> Result<Part, MergeError> {
     let err = |m: String| MergeError(format!("{file}: {m}"));
-    let raw = crate::report::de::value(file, text).map_err(MergeError)?;
-    let saved: Saved = serde_json::from_value(raw.clone())
-        .map_err(|e| err(format!("not an ingestbench report: {e}")))?;
+    let saved = crate::report::de::read(file, text).map_err(MergeError)?;
     if saved.merged.is_some() {
         return Err(err(
             "a merged report: merge the shard reports it came from".into()
@@ -201,7 +169,6 @@ fn read(file: &str, text: &str) -> Result<Part, MergeError> {
         file: file.to_string(),
         saved,
         shard,
-        raw,
     })
 }
 
@@ -279,8 +246,58 @@ fn read_config(p: &Part) -> Result<Config, MergeError> {
     })
 }
 
+/// The most the shards of one run may start apart: they are started together (a Job's
+/// pods within minutes of each other).
+const MAX_START_SPREAD_NS: i64 = 86_400 * 1_000_000_000;
+
+/// The shards' counters add up without overflowing, and they started together.
+fn addable(parts: &[Part]) -> Result<(), MergeError> {
+    let starts = parts.iter().map(|p| p.shard.started_wall_ns);
+    let (lo, hi) = (starts.clone().min().unwrap_or(0), starts.max().unwrap_or(0));
+    if hi.saturating_sub(lo) > MAX_START_SPREAD_NS {
+        return Err(MergeError(format!(
+            "the shards started {} s apart: the shards of one run start together",
+            hi.saturating_sub(lo) / 1_000_000_000
+        )));
+    }
+    let mut sums: BTreeMap<String, u64> = BTreeMap::new();
+    for p in parts {
+        let totals = serde_json::to_value(&p.shard.totals).unwrap_or(Value::Null);
+        add_up(&totals, "shard.totals", &mut sums).map_err(|k| {
+            MergeError(format!(
+                "{}: {k} does not add up with the other shards' (beyond any run)",
+                p.file
+            ))
+        })?;
+    }
+    Ok(())
+}
+
+/// Adds every integer of `v` into `sums` by its path; the path of one that overflows.
+fn add_up(v: &Value, at: &str, sums: &mut BTreeMap<String, u64>) -> Result<(), String> {
+    match v {
+        Value::Number(n) => {
+            let sum = sums.entry(at.to_string()).or_default();
+            *sum = n
+                .as_u64()
+                .map_or(Some(*sum), |x| sum.checked_add(x))
+                .ok_or_else(|| at.to_string())?;
+            Ok(())
+        }
+        Value::Object(o) => o
+            .iter()
+            .try_for_each(|(k, x)| add_up(x, &format!("{at}.{k}"), sums)),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .try_for_each(|(i, x)| add_up(x, &format!("{at}[{i}]"), sums)),
+        _ => Ok(()),
+    }
+}
+
 /// The run's result and context from its shards (in index order).
 fn rebuild(parts: &[Part], config: &Config) -> Result<(RunResult, Context), MergeError> {
+    addable(parts)?;
     let start = parts
         .iter()
         .map(|p| p.shard.started_wall_ns)
@@ -378,7 +395,7 @@ fn seconds(parts: &[Part], start: i64) -> Vec<Second> {
     for p in parts {
         let shift = ((p.shard.started_wall_ns - start) as f64 / 1e9).round() as u32;
         for s in &p.shard.seconds {
-            let t = s.t + shift;
+            let t = s.t.saturating_add(shift);
             let row = by_t.entry(t).or_insert_with(|| Second {
                 t,
                 ..Default::default()
@@ -472,10 +489,14 @@ fn merged_shard(p: &Part) -> MergedShard {
 }
 
 fn left_out(parts: &[Part]) -> Vec<String> {
+    let raw: Vec<Value> = parts
+        .iter()
+        .map(|p| serde_json::to_value(&p.saved).unwrap_or(Value::Null))
+        .collect();
     PER_SHARD
         .iter()
         .filter(|key| {
-            parts.iter().any(|p| match p.raw.get(**key) {
+            raw.iter().any(|r| match r.get(**key) {
                 None | Some(Value::Null) => false,
                 Some(Value::Array(a)) => !a.is_empty(),
                 Some(_) => true,

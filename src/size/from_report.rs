@@ -221,7 +221,7 @@ pub fn parse(file: &str, text_in: &str) -> Result<RunFacts, String> {
 /// Reads the report at `path`.
 pub fn read(path: &std::path::Path) -> Result<RunFacts, String> {
     let file = path.display().to_string();
-    let text = crate::yaml::read_text_max(path, crate::report::de::MAX_REPORT_BYTES)
+    let text = crate::fsio::read_text(path, crate::report::de::MAX_REPORT_BYTES)
         .map_err(|e| format!("--report {e}"))?;
     parse(&file, &text)
 }
