@@ -209,6 +209,23 @@ fn check_regular(path: &Path, meta: &Metadata) -> Result<(), FileError> {
     Ok(())
 }
 
+/// The most a fixed request body file (`target.http.body_file`, `http -D`) may be.
+pub const MAX_BODY_FILE_BYTES: u64 = 256 << 20;
+
+/// What `read_bytes(path, max)` would refuse without reading it (`validate`): a file that is
+/// not a regular one on a real filesystem, or over `max` bytes now.
+pub fn check_size(path: &Path, max: u64) -> Result<(), FileError> {
+    let (_, meta) = open_regular(path)?;
+    if meta.len() > max {
+        return Err(FileError::TooLarge {
+            path: path.to_path_buf(),
+            size: Some(meta.len()),
+            max,
+        });
+    }
+    Ok(())
+}
+
 /// The whole of `path`, a regular file of at most `max` bytes. The read stops after
 /// `max` + 1 bytes whatever the file's size said (a file growing meanwhile).
 pub fn read_bytes(path: &Path, max: u64) -> Result<Vec<u8>, FileError> {

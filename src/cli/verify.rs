@@ -195,8 +195,8 @@ fn start(a: &Args) -> Result<Exit, VerifyError> {
     )?;
     let search = search_options(a)?;
     search.check()?;
-    let text = std::fs::read_to_string(&a.report)
-        .map_err(|e| VerifyError::Input(format!("{}: {e}", a.report.display())))?;
+    let text = crate::fsio::read_text(&a.report, crate::report::de::MAX_REPORT_BYTES)
+        .map_err(|e| VerifyError::Input(e.to_string()))?;
     let exp = Expected::from_report(&text)
         .map_err(|e| VerifyError::Input(format!("{}: {e}", a.report.display())))?;
     if a.insecure {

@@ -460,9 +460,9 @@ fn http_target(t: &Target, r: &mut Reader) {
         );
     }
     if let Some(f) = &h.body_file
-        && let Err(e) = std::fs::metadata(f)
+        && let Err(e) = crate::fsio::check_size(std::path::Path::new(f), crate::fsio::MAX_BODY_FILE_BYTES)
     {
-        r.error("target.http.body_file", format!("{f:?}: {e}"));
+        r.error("target.http.body_file", e.to_string());
     }
     for (i, line) in h.headers.iter().enumerate() {
         let path = format!("target.http.headers[{i}]");

@@ -227,21 +227,28 @@ fn instant(p: &Pattern, c: &regex::bytes::Captures, year: i64) -> Option<(UnixNs
 
 /// The paths `file` names: a path, or a glob of them (sorted).
 pub fn expand(file: &str) -> Result<Vec<PathBuf>, String> {
+    // A recording is regular files only (`fsio::open_regular`): never a device, a FIFO or a
+    // file under /proc, whose reads do not end.
+    let regular = |p: &Path| crate::fsio::open_regular(p).map(drop).map_err(|e| e.to_string());
     if !file.contains(['*', '?', '[']) {
         let p = PathBuf::from(file);
-        if !p.is_file() {
+        if !p.exists() {
             return Err(format!("{file}: not found"));
         }
+        regular(&p)?;
         return Ok(vec![p]);
     }
     let mut out: Vec<PathBuf> = glob::glob(file)
         .map_err(|e| format!("{file}: not a glob pattern: {e}"))?
         .filter_map(Result::ok)
-        .filter(|p| p.is_file())
+        .filter(|p| !p.is_dir())
         .collect();
     out.sort();
     if out.is_empty() {
         return Err(format!("{file}: no file matches"));
+    }
+    for p in &out {
+        regular(p)?;
     }
     Ok(out)
 }
@@ -272,7 +279,7 @@ impl Recording {
         let mut data = Vec::new();
         let mut lines = Vec::new();
         for path in &files {
-            let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let text = crate::fsio::read_bytes(path, memory).map_err(|e| e.to_string())?;
             let base = data.len();
             data.extend_from_slice(&text);
             index_lines(&data, base, path, format, &mut lines)?;

@@ -75,7 +75,9 @@ pub fn client(tls: &TlsSettings, host: &str) -> Result<TlsClient, String> {
     let config = match &tls.client_cert {
         Some((cert, key)) => {
             let chain = read_certs(cert).map_err(|e| format!("target.tls.client_cert: {e}"))?;
-            let key = PrivateKeyDer::from_pem_file(key)
+            let pem = crate::fsio::read_bytes(key, MAX_PEM_BYTES)
+                .map_err(|e| format!("target.tls.client_key {e}"))?;
+            let key = PrivateKeyDer::from_pem_slice(&pem)
                 .map_err(|e| format!("target.tls.client_key {}: {e}", key.display()))?;
             builder
                 .with_client_auth_cert(chain, key)
@@ -108,9 +110,14 @@ pub fn without_verification(c: &TlsClient) -> TlsClient {
     }
 }
 
+/// The most a PEM file (CA bundle, certificate chain, key) may be: a system CA bundle is
+/// about 200 KB.
+pub const MAX_PEM_BYTES: u64 = 4 << 20;
+
 fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs: Result<Vec<_>, _> = CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("{}: {e}", path.display()))?
+    let pem = crate::fsio::read_bytes(path, MAX_PEM_BYTES).map_err(|e| e.to_string())?;
+    let certs: Result<Vec<_>, _> = CertificateDer::pem_slice_iter(&pem)
+        .map(|c| c.map(|c| c.into_owned()))
         .collect();
     let certs = certs.map_err(|e| format!("{}: {e}", path.display()))?;
     if certs.is_empty() {

@@ -33,7 +33,7 @@ impl HttpPlan {
 }
 
 /// The largest fixed body taken (as `target.batch.max_bytes` allows at most).
-pub const MAX_BODY: u64 = 256 << 20;
+pub const MAX_BODY: u64 = crate::fsio::MAX_BODY_FILE_BYTES;
 
 /// The plan of `cfg`'s plain HTTP load, or `None` for the other adapters.
 pub fn plan(cfg: &Config) -> Result<Option<HttpPlan>, SetupError> {
@@ -105,15 +105,9 @@ pub fn plan(cfg: &Config) -> Result<Option<HttpPlan>, SetupError> {
     }))
 }
 
+/// The body file, a regular file of at most `MAX_BODY` bytes (`fsio`: `/dev/zero`, a FIFO
+/// or a file under `/proc` is refused unread).
 fn read_body(path: &str) -> Result<Vec<u8>, SetupError> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| SetupError::invalid(format!("target.http.body_file: {path:?}: {e}")))?;
-    if meta.len() > MAX_BODY {
-        return Err(SetupError::invalid(format!(
-            "target.http.body_file: {path:?} is {} bytes, over the {MAX_BODY}-byte limit",
-            meta.len()
-        )));
-    }
-    std::fs::read(path)
-        .map_err(|e| SetupError::invalid(format!("target.http.body_file: {path:?}: {e}")))
+    crate::fsio::read_bytes(std::path::Path::new(path), MAX_BODY)
+        .map_err(|e| SetupError::invalid(format!("target.http.body_file: {e}")))
 }

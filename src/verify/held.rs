@@ -168,6 +168,31 @@ pub enum AgentHold {
     Counts(CountHold),
 }
 
+/// Store records (a file's line, a search API's document or event) that hold more than one
+/// accounting tag of the run: several events stored as one record by a collector (merged
+/// lines, a multi-line message). Each is counted and the first named; any fails the
+/// verification, whatever the tags inside say.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SeveralTags {
+    /// Records holding more than one tag.
+    pub records: u64,
+    /// The tags those records hold, together.
+    pub tags: u64,
+    /// The first such record: a file and line, or a document or event.
+    pub first: Option<String>,
+}
+
+impl SeveralTags {
+    /// One record held `tags` tags (more than one); `name` names it when it is the first.
+    pub fn add(&mut self, tags: u64, name: impl FnOnce() -> String) {
+        self.records += 1;
+        self.tags += tags;
+        if self.first.is_none() {
+            self.first = Some(name());
+        }
+    }
+}
+
 /// What one store holds for the run.
 #[derive(Clone, Debug, Default)]
 pub struct Held {
@@ -180,6 +205,8 @@ pub struct Held {
     pub notes: Vec<String>,
     /// Where the store records arrival (search APIs), its ingest lag.
     pub ingest_lag: Option<IngestLag>,
+    /// Records that hold several tags of the run (see `SeveralTags`).
+    pub merged: SeveralTags,
 }
 
 impl Held {

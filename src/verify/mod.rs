@@ -19,7 +19,7 @@ pub mod settle;
 pub mod source;
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -99,6 +99,10 @@ pub struct SourceResult {
     /// Where the store records arrival (OpenSearch, Splunk): the lag's distribution.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingest_lag: Option<IngestLag>,
+    /// Store records holding more than one tag of the run (a fail: one record is one
+    /// event). Absent when there are none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records_with_several_tags: Option<held::SeveralTags>,
     pub notes: Vec<String>,
 }
 
@@ -145,7 +149,7 @@ pub fn verify(exp: &Expected, specs: &[Spec], o: &Options) -> Result<Verificatio
     }
     for spec in specs {
         let settled = settle::settle(o.settle_timeout, o.poll, || spec.progress(exp, o))?;
-        let mut held = spec.read(exp, o)?;
+        let mut held = spec.read(exp, o, Instant::now() + o.search.search_timeout)?;
         let comparison = compare::compare(exp, &held);
         let seqs_listed = comparison.agents.iter().all(|a| a.seqs_listed);
         let mut notes = std::mem::take(&mut held.notes);
@@ -169,6 +173,16 @@ pub fn verify(exp: &Expected, specs: &[Spec], o: &Options) -> Result<Verificatio
             ));
         }
         let label = spec.label();
+        let merged = std::mem::take(&mut held.merged);
+        if merged.records > 0 {
+            reasons.push(format!(
+                "{label}: {} store records hold more than one accounting tag ({} tags in \
+                 them; the first: {}): one record is one event, these were stored merged",
+                merged.records,
+                merged.tags,
+                merged.first.as_deref().unwrap_or("?")
+            ));
+        }
         if comparison.lost > max_lost {
             reasons.push(format!(
                 "{label}: {} events lost (limit {max_lost})",
@@ -190,6 +204,7 @@ pub fn verify(exp: &Expected, specs: &[Spec], o: &Options) -> Result<Verificatio
             comparison,
             seqs_listed,
             ingest_lag: held.ingest_lag.take(),
+            records_with_several_tags: (merged.records > 0).then_some(merged),
             notes,
         });
     }

@@ -83,6 +83,15 @@ pub fn render_text(v: &Verification) -> String {
                 }
             );
         }
+        if let Some(m) = &src.records_with_several_tags {
+            let _ = writeln!(
+                s,
+                "  records with several tags: {} ({} tags in them; the first: {})",
+                m.records,
+                m.tags,
+                m.first.as_deref().unwrap_or("?")
+            );
+        }
         for n in &src.notes {
             let _ = writeln!(s, "  note: {n}");
         }

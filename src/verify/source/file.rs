@@ -5,17 +5,27 @@
 //! (`/var/log/out*.log`, `/var/log/app.log*`); the directory part is taken literally. With a
 //! growth log (`verify::growth`, sampled while the run went on), each line's position dates
 //! it, and a tag's send time gives its send → stored lag.
+//!
+//! A store is regular files only (`fsio::open_regular`): a match that is a device, a FIFO or a
+//! file under `/proc` (a link to `/dev/zero`, `file:/proc/*`) makes the store unreadable
+//! (exit 6) instead of a read without end; a plain file is read up to the size it had when
+//! opened, and every scan stops at its deadline (`--search-timeout` from the read's start).
+//! A line is one stored record: a line holding more than one tag of the run (a collector
+//! that stored several messages as one) is counted and named (`Held::merged`), and fails
+//! the verification.
 
 use std::collections::btree_map::Entry;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use crate::acct;
 use crate::verify::VerifyError;
 use crate::verify::expected::Expected;
 use crate::verify::growth::{self, FileId, GrowthLog};
 use crate::verify::held::{AgentHold, Held, SeqHold};
+#[cfg(test)]
+use crate::verify::held::SeveralTags;
 use crate::verify::lag::LagRecorder;
 
 /// Longest line kept whole: a longer one is scanned in pieces of this size (a tag cut at a
@@ -51,13 +61,18 @@ pub fn matches(glob: &str) -> Result<Vec<PathBuf>, VerifyError> {
     for entry in rd.flatten() {
         let n = entry.file_name();
         let Some(n) = n.to_str() else { continue };
-        if wildcard(name.as_bytes(), n.as_bytes())
-            && entry
-                .file_type()
-                .is_ok_and(|t| t.is_file() || t.is_symlink())
-        {
-            out.push(dir.join(n));
+        if !wildcard(name.as_bytes(), n.as_bytes()) {
+            continue;
         }
+        let path = dir.join(n);
+        // Directories (and links to them) are not files of the store; anything else that
+        // is not a regular file on a real filesystem cannot be read as one.
+        if std::fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        crate::fsio::open_regular(&path)
+            .map_err(|e| VerifyError::Unreachable(format!("file:{glob}: {e}")))?;
+        out.push(path);
     }
     out.sort();
     if out.is_empty() {
@@ -103,8 +118,14 @@ pub fn progress(glob: &str) -> Result<u64, VerifyError> {
     Ok(bytes + files.len() as u64)
 }
 
-/// Scans every matching file; with `growth`, dates the lines for the ingest lag.
-pub fn read(glob: &str, exp: &Expected, growth: Option<&GrowthLog>) -> Result<Held, VerifyError> {
+/// Scans every matching file by `deadline`; with `growth`, dates the lines for the ingest
+/// lag.
+pub fn read(
+    glob: &str,
+    exp: &Expected,
+    growth: Option<&GrowthLog>,
+    deadline: Instant,
+) -> Result<Held, VerifyError> {
     let mut held = Held::default();
     let mut lag = growth.map(|g| {
         LagRecorder::new(
@@ -113,25 +134,31 @@ pub fn read(glob: &str, exp: &Expected, growth: Option<&GrowthLog>) -> Result<He
         )
     });
     for f in matches(glob)? {
-        let file = File::open(&f)
-            .map_err(|e| VerifyError::Unreachable(format!("{}: {e}", f.display())))?;
+        let (file, meta) = crate::fsio::open_regular(&f)
+            .map_err(|e| VerifyError::Unreachable(format!("file:{glob}: {e}")))?;
         let gz = f.extension().is_some_and(|e| e == "gz");
         // Offsets date only the plain file they are offsets of.
         let dating = match (growth, gz) {
-            (Some(g), false) => file.metadata().ok().map(|m| (g, growth::file_id(&m))),
+            (Some(g), false) => Some((g, growth::file_id(&meta))),
             _ => None,
         };
+        // A plain file is read up to the size it had when opened; gzip to its end.
         let reader: Box<dyn Read> = if gz {
             Box::new(flate2::read::MultiGzDecoder::new(file))
         } else {
-            Box::new(file)
+            Box::new(file.take(meta.len()))
         };
         let dated = dating.zip(lag.as_mut());
+        let name = f.display().to_string();
+        let timed = Timed {
+            inner: reader,
+            deadline,
+        };
         scan_dated(
-            BufReader::with_capacity(1 << 16, reader),
+            BufReader::with_capacity(1 << 16, timed),
             exp,
             &mut held,
-            dated,
+            (&name, dated),
         )
         .map_err(|e| VerifyError::Unreachable(format!("{}: {e}", f.display())))?;
     }
@@ -139,9 +166,27 @@ pub fn read(glob: &str, exp: &Expected, growth: Option<&GrowthLog>) -> Result<He
     Ok(held)
 }
 
-/// Scans one stream's lines into `held`.
-pub fn scan(r: impl BufRead, exp: &Expected, held: &mut Held) -> std::io::Result<()> {
-    scan_dated(r, exp, held, None)
+/// A read that fails once its deadline has passed: a scan of a store is bounded in time.
+struct Timed<R> {
+    inner: R,
+    deadline: Instant,
+}
+
+impl<R: Read> Read for Timed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if Instant::now() > self.deadline {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "still reading at the deadline (--search-timeout): the store was not read whole",
+            ));
+        }
+        self.inner.read(buf)
+    }
+}
+
+/// Scans one stream's lines into `held` (`name` names it in `held.merged`).
+pub fn scan(r: impl BufRead, name: &str, exp: &Expected, held: &mut Held) -> std::io::Result<()> {
+    scan_dated(r, exp, held, (name, None))
 }
 
 /// A file's growth log and identity, and where its lines' lags go.
@@ -153,11 +198,13 @@ fn scan_dated(
     mut r: impl BufRead,
     exp: &Expected,
     held: &mut Held,
-    mut dating: Option<Dating<'_>>,
+    (name, mut dating): (&str, Option<Dating<'_>>),
 ) -> std::io::Result<()> {
     let run = exp.run_id.as_bytes();
     let mut line = Vec::with_capacity(4096);
     let mut end: u64 = 0;
+    // The line a piece is of (a line over MAX_LINE is read in pieces), and its tags so far.
+    let (mut number, mut tags, mut whole) = (0u64, 0u64, true);
     loop {
         line.clear();
         let n = r
@@ -165,10 +212,18 @@ fn scan_dated(
             .take(MAX_LINE as u64)
             .read_until(b'\n', &mut line)?;
         if n == 0 {
+            if !whole && tags > 1 {
+                held.merged.add(tags, || format!("{name} line {number}"));
+            }
             return Ok(());
         }
         end += n as u64;
         held.scanned += 1;
+        if whole {
+            number += 1;
+            tags = 0;
+        }
+        whole = line.ends_with(b"\n") || n < MAX_LINE;
         let arrival = dating
             .as_ref()
             .and_then(|((g, id), _)| g.arrival_ms(*id, end));
@@ -177,11 +232,15 @@ fn scan_dated(
                 held.other_runs += 1;
                 return;
             }
+            tags += 1;
             record(held, exp, t.agent, t.seq);
             if let (Some(at), Some(sent), Some((_, lag))) = (arrival, t.sent_ms, dating.as_mut()) {
                 lag.record_ms(at as f64 - sent as f64);
             }
         });
+        if whole && tags > 1 {
+            held.merged.add(tags, || format!("{name} line {number}"));
+        }
     }
 }
 
@@ -225,7 +284,7 @@ mod tests {
             ingestbench_run=r-b ingestbench_agent=0 ingestbench_seq=3\n\
             ingestbench_run=r-a ingestbench_agent=4 ingestbench_seq=3";
         let mut held = Held::default();
-        scan(text.as_bytes(), &exp, &mut held).unwrap();
+        scan(text.as_bytes(), "t", &exp, &mut held).unwrap();
         assert_eq!(held.scanned, 5);
         assert_eq!(held.other_runs, 1);
         let Some(AgentHold::Seqs(h)) = held.agents.get(&0) else {
@@ -233,5 +292,76 @@ mod tests {
         };
         assert_eq!(h.count_in(0, 5), 3);
         assert!(held.agents.contains_key(&4));
+        assert_eq!(held.merged, SeveralTags::default(), "one tag a line");
+    }
+
+    #[test]
+    fn a_line_holding_several_tags_is_a_merged_record_named_by_its_line() {
+        let exp = Expected::from_report(
+            r#"{"accounting":{"run_id":"r-a","agents":[{"agent":0,"events_sent":6,"failed":[]}]}}"#,
+        )
+        .unwrap();
+        let tag = |s: u64| format!("{{\"ingestbench\":{{\"run\":\"r-a\",\"agent\":0,\"seq\":{s}}}}}");
+        let text = format!(
+            "{}\n{} {} {}\nother ingestbench_run=r-b ingestbench_agent=0 ingestbench_seq=1 {}\n{} {}",
+            tag(0),
+            tag(1),
+            tag(2),
+            tag(3),
+            tag(4),
+            tag(5),
+            tag(5)
+        );
+        let mut held = Held::default();
+        scan(text.as_bytes(), "out.log", &exp, &mut held).unwrap();
+        assert_eq!(
+            held.merged,
+            SeveralTags {
+                records: 2,
+                tags: 5,
+                first: Some("out.log line 2".into())
+            }
+        );
+        // The tags are still counted: what the store holds, merged or not.
+        let Some(AgentHold::Seqs(h)) = held.agents.get(&0) else {
+            panic!()
+        };
+        assert_eq!(h.count_in(0, 6), 6);
+        // One line of several MiB read in pieces is still one line.
+        let long = format!("{} {}{}\n", tag(0), "x".repeat(3 * MAX_LINE), tag(1));
+        let mut held = Held::default();
+        scan(long.as_bytes(), "big.log", &exp, &mut held).unwrap();
+        assert_eq!(held.merged.records, 1);
+        assert_eq!(held.merged.first.as_deref(), Some("big.log line 1"));
+    }
+
+    #[test]
+    fn only_regular_files_are_a_store_and_a_scan_has_a_deadline() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.log"), "x\n").unwrap();
+        std::os::unix::fs::symlink("/dev/zero", d.path().join("b.log")).unwrap();
+        let glob = format!("{}/*.log", d.path().display());
+        let e = matches(&glob).unwrap_err();
+        assert!(
+            matches!(&e, VerifyError::Unreachable(m) if m.contains("b.log: is a character device")),
+            "{e:?}"
+        );
+        let e = matches("/proc/self/*").unwrap_err();
+        assert!(
+            matches!(&e, VerifyError::Unreachable(m) if m.contains("is on procfs")),
+            "{e:?}"
+        );
+        std::fs::remove_file(d.path().join("b.log")).unwrap();
+        let exp = Expected::from_report(
+            r#"{"accounting":{"run_id":"r-a","agents":[{"agent":0,"events_sent":1,"failed":[]}]}}"#,
+        )
+        .unwrap();
+        let past = Instant::now() - std::time::Duration::from_secs(1);
+        let e = read(&glob, &exp, None, past).unwrap_err();
+        assert!(
+            matches!(&e, VerifyError::Unreachable(m) if m.contains("deadline")),
+            "{e:?}"
+        );
+        assert!(read(&glob, &exp, None, Instant::now() + std::time::Duration::from_secs(9)).is_ok());
     }
 }

@@ -130,10 +130,21 @@ impl Spec {
         }
     }
 
-    /// What the store holds for the run.
-    pub fn read(&self, exp: &Expected, o: &Options) -> Result<Held, VerifyError> {
+    /// What the store holds for the run, read by `deadline` (files; the search APIs' calls
+    /// are each bounded by `search_timeout`).
+    pub fn read(
+        &self,
+        exp: &Expected,
+        o: &Options,
+        deadline: std::time::Instant,
+    ) -> Result<Held, VerifyError> {
         match self {
-            Spec::File(g) => file::read(g, exp, o.growth.as_ref().map(|h| h.0.log()).as_ref()),
+            Spec::File(g) => file::read(
+                g,
+                exp,
+                o.growth.as_ref().map(|h| h.0.log()).as_ref(),
+                deadline,
+            ),
             Spec::Sink(u) => sink::read(u, exp, o.http_timeout),
             Spec::OpenSearch { base, index, .. } => {
                 opensearch::read(&self.label(), base, index, exp, o)

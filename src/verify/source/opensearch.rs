@@ -359,6 +359,26 @@ pub fn read(
         ));
     }
     let bucketed = held.scanned + bad_keys;
+    // More (agent, seq) keys than documents, and not because the index grew: documents
+    // that hold several tags (an array of seqs), counted once by _count and in each of
+    // their buckets by the aggregation.
+    let now = if counted < bucketed {
+        count(&c, index, exp, o)?
+    } else {
+        counted
+    };
+    if now < bucketed {
+        let extra = bucketed - now;
+        held.merged = crate::verify::held::SeveralTags {
+            records: extra,
+            tags: bucketed,
+            first: Some(format!(
+                "{index}: {bucketed} ({}, {}) keys in {now} documents: {extra} tags beyond one \
+                 a document",
+                f.agent, f.seq
+            )),
+        };
+    }
     if counted > bucketed {
         held.notes.push(format!(
             "{} documents of this run lack {} or {} (counted {counted}, in buckets \
@@ -367,7 +387,7 @@ pub fn read(
             f.agent,
             f.seq
         ));
-    } else if counted < bucketed {
+    } else if counted < bucketed && now >= bucketed {
         held.notes.push(format!(
             "the index grew while it was read (counted {counted}, then {bucketed} in buckets)"
         ));

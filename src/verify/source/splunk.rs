@@ -209,6 +209,32 @@ pub fn field_u64(m: &Map<String, Value>, name: &str) -> Option<(u64, bool)> {
     }
 }
 
+/// The distinct (agent, seq) tags one event's fields hold: agent and seq paired value by
+/// value when both are lists of one length, else every seq with the first agent.
+fn tags_of(m: &Map<String, Value>, f: &Fields) -> Vec<(u32, u64)> {
+    let all = |name: &str| -> Vec<u64> {
+        match m.get(name) {
+            Some(Value::Array(list)) => list.iter().filter_map(whole).collect(),
+            Some(v) => whole(v).into_iter().collect(),
+            None => Vec::new(),
+        }
+    };
+    let (agents, seqs) = (all(&f.agent), all(&f.seq));
+    let agents: Vec<u32> = agents
+        .into_iter()
+        .filter_map(|a| u32::try_from(a).ok())
+        .collect();
+    let mut tags: Vec<(u32, u64)> = if agents.len() == seqs.len() {
+        agents.into_iter().zip(seqs).collect()
+    } else {
+        let first = agents.first().copied().unwrap_or(0);
+        seqs.into_iter().map(|s| (first, s)).collect()
+    };
+    tags.sort_unstable();
+    tags.dedup();
+    tags
+}
+
 fn whole(v: &Value) -> Option<u64> {
     match v {
         Value::Number(n) => n.as_u64(),
@@ -364,10 +390,22 @@ fn list(c: &Client, exp: &Expected, o: &Options, held: &mut Held) -> Result<(), 
                 bad += 1;
                 return;
             };
+            held.scanned += 1;
+            // Different values in one event: several events stored as one (merged lines);
+            // the same value twice: the field extracted twice.
+            let tags = tags_of(m, f);
+            if tags.len() > 1 {
+                held.merged.add(tags.len() as u64, || {
+                    format!("an event with {} {:?}", f.seq, m.get(&f.seq))
+                });
+                for (a, s) in tags {
+                    held.record(a, exp.agent(a).map_or(0, |x| x.events_sent), s, 1);
+                }
+                return;
+            }
             multi += u64::from(ma || ms);
             let size = exp.agent(agent).map_or(0, |a| a.events_sent);
             held.record(agent, size, seq, 1);
-            held.scanned += 1;
             if let Some((ms, start)) = row_lag(m) {
                 lag.record_ms(ms, start);
             }
