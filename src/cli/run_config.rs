@@ -325,7 +325,17 @@ pub fn print(
             unkept.join(" ")
         ));
     }
-    out.push_str(&text::to_yaml(&text::minimal(&text::value(&c))));
+    // Header values and URL credentials are never printed: a config that needs them
+    // takes its token from target.auth (token_env, token_file, token_secret).
+    let mut v = text::value(&c);
+    crate::config::redact::config(&mut v);
+    if v != text::value(&c) {
+        out.push_str(
+            "# Sensitive header values and URL credentials are shown as <redacted>: give a \
+             token through target.auth (token_env, token_file or token_secret).\n",
+        );
+    }
+    out.push_str(&text::to_yaml(&text::minimal(&v)));
     Ok(out)
 }
 

@@ -3,6 +3,7 @@
 //! it has no errors) and every diagnostic. Nothing after setup reads YAML, and workers never
 //! see this module's types.
 
+pub mod redact;
 pub mod schema;
 pub mod secrets;
 pub mod text;

@@ -467,9 +467,10 @@ fn http_target(t: &Target, r: &mut Reader) {
     for (i, line) in h.headers.iter().enumerate() {
         let path = format!("target.http.headers[{i}]");
         let Some((name, value)) = line.split_once(':') else {
+            let shown = crate::config::redact::header_line(line, &[]);
             r.error(
                 &path,
-                format!("{line:?} is not a header line (Name: value)"),
+                format!("{shown:?} is not a header line (Name: value)"),
             );
             continue;
         };

@@ -694,7 +694,7 @@ fn finish(out: &mut RunOutcome, c: Ceiling, exit: Exit, reasons: Vec<String>, cf
     rep.summary.ceiling_eps = c.ceiling_eps;
     let csv = crate::report::ceiling::csv(&c);
     rep.ceiling = Some(c);
-    rep.config = serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null);
+    rep.config = super::execute::redacted(cfg);
     rep.verdict = crate::report::Verdict {
         pass: exit == Exit::Ok,
         exit_code: exit.code(),

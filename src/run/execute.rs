@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 use crate::adapter::Framer;
 use crate::adapter::relp::DEFAULT_WINDOW;
 use crate::adapter::syslog::SyslogFramer;
+use crate::config::redact;
 use crate::config::schema::Slo;
 use crate::config::schema::UdpOrder;
 use crate::engine::merge::SecondLog;
@@ -68,7 +69,7 @@ pub fn run_info(p: &RunPlan, address: Option<&Endpoint>) -> RunInfo {
         run_id: p.run_id.clone(),
         name: p.config.name.clone(),
         adapter: p.config.target.adapter.to_string(),
-        url: p.config.target.url.clone(),
+        url: redact::url(&p.config.target.url).into_owned(),
         address: address.map(|e| e.address()).unwrap_or_default(),
         source: p.source_id(),
         threads: p.threads,
@@ -546,12 +547,15 @@ fn part_names(p: &RunPlan, endpoint: &Endpoint) -> report::PartNames {
         .collect();
     let targets = match p.config.target.urls.get(1..) {
         Some(rest) if !p.more_targets.is_empty() => {
-            std::iter::once((p.config.target.url.clone(), endpoint.address()))
-                .chain(
-                    rest.iter()
-                        .zip(&p.more_targets)
-                        .map(|(u, (ep, _))| (u.clone(), ep.address())),
-                )
+            std::iter::once((
+                redact::url(&p.config.target.url).into_owned(),
+                endpoint.address(),
+            ))
+            .chain(
+                rest.iter()
+                    .zip(&p.more_targets)
+                    .map(|(u, (ep, _))| (redact::url(u).into_owned(), ep.address())),
+            )
                 .collect()
         }
         _ => Vec::new(),
@@ -794,14 +798,14 @@ pub fn execute(
             started_wall_ns: s.started_wall_ns,
             target: TargetInfo {
                 adapter: cfg.target.adapter.to_string(),
-                url: cfg.target.url.clone(),
+                url: redact::url(&cfg.target.url).into_owned(),
                 address: s.endpoint.address(),
                 source: p.source_id(),
                 source_version: p.source_version(),
             },
             batch_max_events: p.batch_events,
             batch_max_bytes: p.batch_bytes,
-            config: serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null),
+            config: redacted(cfg),
             slo: cfg.slo.clone(),
             slo_facts: slo::Facts {
                 hec_ack: cfg.target.hec.as_ref().is_some_and(|h| h.ack),
@@ -891,6 +895,13 @@ fn stored_of(st: &SinkStats, run_id: &str, accepted: u64, lane: Option<u32>) -> 
         lost_events: accepted.saturating_sub(distinct),
         ingest_lag_ms: run.and_then(|r| r.ingest_lag_ms.clone()),
     }
+}
+
+/// The config as a report holds it: sensitive header values and URL credentials redacted.
+pub(crate) fn redacted(cfg: &crate::config::schema::Config) -> serde_json::Value {
+    let mut v = serde_json::to_value(cfg).unwrap_or(serde_json::Value::Null);
+    redact::config(&mut v);
+    v
 }
 
 /// Where an output file goes: its configured path, with the shard's index in it when this

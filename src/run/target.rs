@@ -104,7 +104,10 @@ pub fn transport(c: &Config) -> Result<Transport, SetupError> {
 }
 
 fn parse(url: &str) -> Result<url::Url, SetupError> {
-    url::Url::parse(url).map_err(|e| SetupError::invalid(format!("target.url {url:?}: {e}")))
+    url::Url::parse(url).map_err(|e| {
+        let shown = crate::config::redact::url(url);
+        SetupError::invalid(format!("target.url {shown:?}: {e}"))
+    })
 }
 
 /// Resolves a url's host (the first address it has).
