@@ -24,9 +24,15 @@ pub enum FileError {
     NotFound(PathBuf),
     IsDir(PathBuf),
     /// A FIFO, a device, a socket: `kind` says which.
-    NotRegular { path: PathBuf, kind: &'static str },
+    NotRegular {
+        path: PathBuf,
+        kind: &'static str,
+    },
     /// A file of a kernel pseudo-filesystem (`fs` names it).
-    Pseudo { path: PathBuf, fs: &'static str },
+    Pseudo {
+        path: PathBuf,
+        fs: &'static str,
+    },
     /// Over the cap: `size` is the file's size when it said so, `None` when more was read.
     TooLarge {
         path: PathBuf,
@@ -34,7 +40,10 @@ pub enum FileError {
         max: u64,
     },
     /// Not UTF-8 text, or text with NUL bytes.
-    NotText { path: PathBuf, why: String },
+    NotText {
+        path: PathBuf,
+        why: String,
+    },
     /// The system said no: `op` is `read` or `write`.
     Io {
         path: PathBuf,
@@ -466,7 +475,10 @@ mod tests {
         let e = read_bytes(&p, 9).unwrap_err().to_string();
         assert_eq!(
             e,
-            format!("{}: file is 10 bytes; the limit is 9 bytes (9B)", p.display())
+            format!(
+                "{}: file is 10 bytes; the limit is 9 bytes (9B)",
+                p.display()
+            )
         );
         let e = read_text(&d.path().join("none"), 9).unwrap_err();
         assert!(matches!(e, FileError::NotFound(_)), "{e}");
@@ -478,10 +490,19 @@ mod tests {
     #[test]
     fn devices_fifos_and_pseudo_files_are_refused_unread() {
         for (p, want) in [
-            ("/dev/zero", "/dev/zero: is a character device, not a regular file"),
-            ("/dev/null", "/dev/null: is a character device, not a regular file"),
+            (
+                "/dev/zero",
+                "/dev/zero: is a character device, not a regular file",
+            ),
+            (
+                "/dev/null",
+                "/dev/null: is a character device, not a regular file",
+            ),
             ("/proc/self/status", "/proc/self/status: is on procfs"),
-            ("/sys/kernel/mm/transparent_hugepage/enabled", "/sys/kernel/mm/transparent_hugepage/enabled: is on sysfs"),
+            (
+                "/sys/kernel/mm/transparent_hugepage/enabled",
+                "/sys/kernel/mm/transparent_hugepage/enabled: is on sysfs",
+            ),
         ] {
             let e = read_bytes(Path::new(p), 1 << 20).unwrap_err().to_string();
             assert!(e.starts_with(want), "{p}: {e}");
@@ -505,7 +526,12 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("b");
         std::fs::write(&p, b"ab\xffcd").unwrap();
-        assert!(read_text(&p, 100).unwrap_err().to_string().contains("offset 2"));
+        assert!(
+            read_text(&p, 100)
+                .unwrap_err()
+                .to_string()
+                .contains("offset 2")
+        );
         std::fs::write(&p, b"ab\0cd").unwrap();
         assert!(read_text(&p, 100).unwrap_err().to_string().contains("NUL"));
     }
@@ -555,11 +581,21 @@ mod tests {
         let link = d.path().join("link");
         std::os::unix::fs::symlink(&p, &link).unwrap();
         write_atomic(&link, b"via link", WriteOptions::default()).unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read(&p).unwrap(), b"via link");
         // A device is written in place, never replaced.
         write_atomic(Path::new("/dev/null"), b"x", WriteOptions::default()).unwrap();
-        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+        assert!(
+            std::fs::metadata("/dev/null")
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
         let e = write_atomic(Path::new("/dev/full"), b"x", WriteOptions::default()).unwrap_err();
         assert!(e.to_string().starts_with("/dev/full: cannot write"), "{e}");
     }

@@ -11,7 +11,14 @@ use std::path::Path;
 
 use support::{all, bin};
 
-const SECRETS: &[&str] = &["S3CRETTOKEN", "K3YVALUE", "C00KIE", "PR0XY", "T0KHDR", "QT0KEN"];
+const SECRETS: &[&str] = &[
+    "S3CRETTOKEN",
+    "K3YVALUE",
+    "C00KIE",
+    "PR0XY",
+    "T0KHDR",
+    "QT0KEN",
+];
 
 fn headers() -> Vec<&'static str> {
     vec![
@@ -42,7 +49,11 @@ fn http_reports_in_every_form_redact_the_header_values() {
         assert_eq!(o.status.code(), Some(0), "{}", all(&o));
         assert_clean(output, &all(&o));
         if output == "json" {
-            assert!(all(&o).contains("\"Authorization: <redacted>\""), "{}", all(&o));
+            assert!(
+                all(&o).contains("\"Authorization: <redacted>\""),
+                "{}",
+                all(&o)
+            );
             assert!(all(&o).contains("\"Accept: text/plain\""), "{}", all(&o));
         }
     }

@@ -96,7 +96,12 @@ fn forged_hdr(low: u64, high: u64, digits: u32, payload_len: u32) -> String {
 fn merge_show_and_compare_refuse_the_same_shards_in_the_same_words() {
     let d = tempfile::tempdir().unwrap();
     let [s0, s1] = shards(d.path());
-    let good = ib(&["report", "merge", s0.to_str().unwrap(), s1.to_str().unwrap()]);
+    let good = ib(&[
+        "report",
+        "merge",
+        s0.to_str().unwrap(),
+        s1.to_str().unwrap(),
+    ]);
     assert!(matches!(good.status.code(), Some(0 | 3)), "{}", all(&good));
     type Tamper = fn(&mut Value);
     let cases: Vec<(&str, Tamper, &str)> = vec![
@@ -243,7 +248,12 @@ fn a_gated_metric_that_cannot_be_compared_fails_the_gate() {
     let o = ib(&["report", "compare", &b, &np, "--gate", "intended_p99_ms"]);
     assert_eq!(o.status.code(), Some(3), "{}", all(&o));
     let o = ib(&["report", "compare", &b, &np]);
-    assert_eq!(o.status.code(), Some(3), "all gated by default: {}", all(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "all gated by default: {}",
+        all(&o)
+    );
     let o = ib(&["report", "compare", &b, &np, "--gate", "achieved_eps"]);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
     let o = ib(&["report", "compare", &b, &b, "--output", "json"]);

@@ -50,25 +50,36 @@ fn a_line_holding_several_tags_fails_verification_named() {
     let d = tempfile::tempdir().unwrap();
     let rep = report(d.path(), 6000);
     // 6,000 messages stored as 2 lines.
-    let line = |from: u64| {
-        (from..from + 3000)
-            .map(tag)
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
+    let line = |from: u64| (from..from + 3000).map(tag).collect::<Vec<_>>().join(" ");
     let log = d.path().join("out.log");
     std::fs::write(&log, format!("{}\n{}\n", line(0), line(3000))).unwrap();
     let glob = format!("file:{}/*.log", d.path().display());
-    let o = ib(&["verify", "--report", &rep, "--source", &glob, "--settle-timeout", "0s"]);
+    let o = ib(&[
+        "verify",
+        "--report",
+        &rep,
+        "--source",
+        &glob,
+        "--settle-timeout",
+        "0s",
+    ]);
     assert_eq!(o.status.code(), Some(5), "{}", all(&o));
     let text = all(&o);
     assert!(
-        text.contains("2 store records hold more than one accounting tag (6000 tags in them; the first: ")
-            && text.contains("out.log line 1"),
+        text.contains(
+            "2 store records hold more than one accounting tag (6000 tags in them; the first: "
+        ) && text.contains("out.log line 1"),
         "{text}"
     );
     let o = ib(&[
-        "verify", "--report", &rep, "--source", &glob, "--settle-timeout", "0s", "--output",
+        "verify",
+        "--report",
+        &rep,
+        "--source",
+        &glob,
+        "--settle-timeout",
+        "0s",
+        "--output",
         "json",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -78,7 +89,15 @@ fn a_line_holding_several_tags_fails_verification_named() {
     // One tag a line: the same 6,000 events verify.
     let lines: Vec<String> = (0..6000).map(tag).collect();
     std::fs::write(&log, lines.join("\n") + "\n").unwrap();
-    let o = ib(&["verify", "--report", &rep, "--source", &glob, "--settle-timeout", "0s"]);
+    let o = ib(&[
+        "verify",
+        "--report",
+        &rep,
+        "--source",
+        &glob,
+        "--settle-timeout",
+        "0s",
+    ]);
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
 }
 
@@ -90,11 +109,29 @@ fn a_store_is_regular_files_and_its_reads_end() {
     std::os::unix::fs::symlink("/dev/zero", d.path().join("b.log")).unwrap();
     let glob = format!("file:{}/*.log", d.path().display());
     let started = std::time::Instant::now();
-    let o = ib(&["verify", "--report", &rep, "--source", &glob, "--settle-timeout", "1s"]);
-    assert_eq!(o.status.code(), Some(6), "{}", all(&o));
-    assert!(all(&o).contains("b.log: is a character device"), "{}", all(&o));
     let o = ib(&[
-        "verify", "--report", &rep, "--source", "file:/proc/*", "--settle-timeout", "1s",
+        "verify",
+        "--report",
+        &rep,
+        "--source",
+        &glob,
+        "--settle-timeout",
+        "1s",
+    ]);
+    assert_eq!(o.status.code(), Some(6), "{}", all(&o));
+    assert!(
+        all(&o).contains("b.log: is a character device"),
+        "{}",
+        all(&o)
+    );
+    let o = ib(&[
+        "verify",
+        "--report",
+        &rep,
+        "--source",
+        "file:/proc/*",
+        "--settle-timeout",
+        "1s",
     ]);
     assert_eq!(o.status.code(), Some(6), "{}", all(&o));
     assert!(all(&o).contains("is on procfs"), "{}", all(&o));
@@ -113,7 +150,13 @@ fn devices_and_fifos_given_as_files_are_refused_unread() {
         ("/dev/zero", "/dev/zero: is a character device"),
         (fifo.as_str(), "is a FIFO"),
     ] {
-        let o = ib(&["verify", "--report", report, "--source", "file:/tmp/none.log"]);
+        let o = ib(&[
+            "verify",
+            "--report",
+            report,
+            "--source",
+            "file:/tmp/none.log",
+        ]);
         assert_eq!(o.status.code(), Some(2), "{report}: {}", all(&o));
         assert!(all(&o).contains(want), "{report}: {}", all(&o));
         let o = ib(&["report", "show", report]);
@@ -137,5 +180,9 @@ fn devices_and_fifos_given_as_files_are_refused_unread() {
     .unwrap();
     let o = ib(&["validate", "--config", cfg.to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{}", all(&o));
-    assert!(all(&o).contains("/dev/zero: is a character device"), "{}", all(&o));
+    assert!(
+        all(&o).contains("/dev/zero: is a character device"),
+        "{}",
+        all(&o)
+    );
 }

@@ -272,7 +272,10 @@ fn writable(p: &Path, force: bool) -> Result<(), String> {
 
 fn write(p: &Path, text: &str, force: bool) -> Result<(), String> {
     if !force && std::fs::symlink_metadata(p).is_ok() {
-        return Err(format!("{} exists; pass --force to replace it", p.display()));
+        return Err(format!(
+            "{} exists; pass --force to replace it",
+            p.display()
+        ));
     }
     let o = crate::fsio::WriteOptions {
         mode: None,

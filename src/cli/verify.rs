@@ -96,7 +96,8 @@ pub struct Args {
     /// opensearch: composite buckets per page (default 10000, at most 65535)
     #[argh(option, default = "10_000")]
     page_size: u32,
-    /// search APIs: bound of each search call, a page or an export (default 5m)
+    /// bound of reading a store: each search call (a page, an export), a file store's whole
+    /// scan (default 5m)
     #[argh(option)]
     search_timeout: Option<String>,
     /// splunk: the index searched (default main)

@@ -87,7 +87,11 @@ pub fn url(u: &str) -> Cow<'_, str> {
             let mut q = parsed.query_pairs_mut();
             q.clear();
             for (k, v) in &pairs {
-                let v = if sensitive(k, &[]) { REDACTED } else { v.as_str() };
+                let v = if sensitive(k, &[]) {
+                    REDACTED
+                } else {
+                    v.as_str()
+                };
                 q.append_pair(k, v);
             }
             drop(q);
@@ -163,7 +167,13 @@ mod tests {
         ] {
             assert!(sensitive(n, &[]), "{n}");
         }
-        for n in ["Content-Type", "Accept", "X-Request-Id", "User-Agent", "design"] {
+        for n in [
+            "Content-Type",
+            "Accept",
+            "X-Request-Id",
+            "User-Agent",
+            "design",
+        ] {
             assert!(!sensitive(n, &[]), "{n}");
         }
         assert!(sensitive("X-Custom", &["x-custom"]));

@@ -460,7 +460,8 @@ fn http_target(t: &Target, r: &mut Reader) {
         );
     }
     if let Some(f) = &h.body_file
-        && let Err(e) = crate::fsio::check_size(std::path::Path::new(f), crate::fsio::MAX_BODY_FILE_BYTES)
+        && let Err(e) =
+            crate::fsio::check_size(std::path::Path::new(f), crate::fsio::MAX_BODY_FILE_BYTES)
     {
         r.error("target.http.body_file", e.to_string());
     }

@@ -229,7 +229,11 @@ fn instant(p: &Pattern, c: &regex::bytes::Captures, year: i64) -> Option<(UnixNs
 pub fn expand(file: &str) -> Result<Vec<PathBuf>, String> {
     // A recording is regular files only (`fsio::open_regular`): never a device, a FIFO or a
     // file under /proc, whose reads do not end.
-    let regular = |p: &Path| crate::fsio::open_regular(p).map(drop).map_err(|e| e.to_string());
+    let regular = |p: &Path| {
+        crate::fsio::open_regular(p)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    };
     if !file.contains(['*', '?', '[']) {
         let p = PathBuf::from(file);
         if !p.exists() {

@@ -94,7 +94,9 @@ fn walk(v: &Value, at: &str) -> Result<(), String> {
             .iter()
             .enumerate()
             .try_for_each(|(i, x)| walk(x, &format!("{at}[{i}]"))),
-        Value::Object(o) => o.iter().try_for_each(|(k, x)| walk(x, &format!("{at}.{k}"))),
+        Value::Object(o) => o
+            .iter()
+            .try_for_each(|(k, x)| walk(x, &format!("{at}.{k}"))),
         _ => Ok(()),
     }
 }
@@ -112,7 +114,9 @@ fn number(n: &serde_json::Number, at: &str) -> Result<(), String> {
         };
     }
     if n.as_i64().is_some_and(|x| x < 0) || n.as_f64().is_some_and(|x| x < 0.0) {
-        return Err(format!("{at} is {n}: a count, rate or time is never negative"));
+        return Err(format!(
+            "{at} is {n}: a count, rate or time is never negative"
+        ));
     }
     if let Some(x) = n.as_u64() {
         if !nanos && x > hdr::MAX_COUNT {
@@ -146,11 +150,22 @@ fn check(r: &Report) -> Result<(), String> {
         ));
     }
     if r.duration_s > MAX_RUN_S as f64 {
-        return Err(format!("duration_s {} is longer than any run", r.duration_s));
+        return Err(format!(
+            "duration_s {} is longer than any run",
+            r.duration_s
+        ));
     }
     for (clock, text, count) in [
-        ("intended", &r.latency_hdr.intended, r.latency_ms.intended.count),
-        ("service", &r.latency_hdr.service, r.latency_ms.service.count),
+        (
+            "intended",
+            &r.latency_hdr.intended,
+            r.latency_ms.intended.count,
+        ),
+        (
+            "service",
+            &r.latency_hdr.service,
+            r.latency_ms.service.count,
+        ),
     ] {
         let h = hdr::decode(text).map_err(|e| format!("latency_hdr.{clock}: {e}"))?;
         if h.len() != count {
@@ -161,10 +176,15 @@ fn check(r: &Report) -> Result<(), String> {
         }
     }
     if let Some(sv) = &r.verification {
-        let most = [sv.events_received, sv.distinct, sv.duplicates, sv.lost_events]
-            .into_iter()
-            .max()
-            .unwrap_or(0);
+        let most = [
+            sv.events_received,
+            sv.distinct,
+            sv.duplicates,
+            sv.lost_events,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
         if most > hdr::MAX_COUNT {
             return Err(format!("verification: a count of {most} is beyond any run"));
         }
@@ -202,7 +222,10 @@ fn shard(s: &crate::report::merge::ShardSection) -> Result<(), String> {
         }
     }
     if !s.target_events.is_finite() || s.target_events > hdr::MAX_COUNT as f64 {
-        return Err(format!("shard.target_events {} is beyond any run", s.target_events));
+        return Err(format!(
+            "shard.target_events {} is beyond any run",
+            s.target_events
+        ));
     }
     let t = &s.totals;
     if t.events_accepted > t.events_sent || t.events_failed > t.events_sent {

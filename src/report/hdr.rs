@@ -125,7 +125,10 @@ fn check_header(p: &[u8], want: &Histogram<u64>) -> Result<(), String> {
     }
     let len = be32(p, 4).ok_or_else(short)? as usize;
     let digits = be32(p, 12).ok_or_else(short)?;
-    let (low, high) = (be64(p, 16).ok_or_else(short)?, be64(p, 24).ok_or_else(short)?);
+    let (low, high) = (
+        be64(p, 16).ok_or_else(short)?,
+        be64(p, 24).ok_or_else(short)?,
+    );
     if len != p.len().saturating_sub(V2_HEADER_BYTES) {
         return Err(format!(
             "the header says {len} bytes of counts; {} follow it",

@@ -314,7 +314,11 @@ mod tests {
         let log = SharedHdrLog::create(&path, 1_700_000_000.0).unwrap();
         log.second(0, &hist(&[1000]), &hist(&[500]));
         log.finish().unwrap();
-        assert!(std::fs::read_to_string(&path).unwrap().contains("Tag=service,0.000"));
+        assert!(
+            std::fs::read_to_string(&path)
+                .unwrap()
+                .contains("Tag=service,0.000")
+        );
     }
 
     #[test]

@@ -36,9 +36,9 @@ use crate::run::error::SetupError;
 use crate::run::fault::runner::{self, Runner, Tools};
 use crate::run::plan::RunPlan;
 use crate::run::plan::ScenarioRun;
-use crate::run::{outputs, store_verify};
 use crate::run::target::{self, Destination, Endpoint, Transport};
 use crate::run::{Observer, RunOutcome};
+use crate::run::{outputs, store_verify};
 use crate::sink::{self, SinkHandle, SinkStats};
 use crate::stats::new_histogram;
 use crate::stats::result::AbortReason;
@@ -546,18 +546,16 @@ fn part_names(p: &RunPlan, endpoint: &Endpoint) -> report::PartNames {
         .zip(p.shares.iter().copied())
         .collect();
     let targets = match p.config.target.urls.get(1..) {
-        Some(rest) if !p.more_targets.is_empty() => {
-            std::iter::once((
-                redact::url(&p.config.target.url).into_owned(),
-                endpoint.address(),
-            ))
-            .chain(
-                rest.iter()
-                    .zip(&p.more_targets)
-                    .map(|(u, (ep, _))| (redact::url(u).into_owned(), ep.address())),
-            )
-                .collect()
-        }
+        Some(rest) if !p.more_targets.is_empty() => std::iter::once((
+            redact::url(&p.config.target.url).into_owned(),
+            endpoint.address(),
+        ))
+        .chain(
+            rest.iter()
+                .zip(&p.more_targets)
+                .map(|(u, (ep, _))| (redact::url(u).into_owned(), ep.address())),
+        )
+        .collect(),
         _ => Vec::new(),
     };
     report::PartNames { sources, targets }

@@ -21,9 +21,9 @@
 pub mod ceiling;
 pub mod error;
 mod execute;
-pub(crate) mod outputs;
 pub mod fault;
 pub mod http;
+pub(crate) mod outputs;
 pub mod plan;
 pub mod rate;
 pub mod shard;

@@ -23,9 +23,9 @@ use crate::acct;
 use crate::verify::VerifyError;
 use crate::verify::expected::Expected;
 use crate::verify::growth::{self, FileId, GrowthLog};
-use crate::verify::held::{AgentHold, Held, SeqHold};
 #[cfg(test)]
 use crate::verify::held::SeveralTags;
+use crate::verify::held::{AgentHold, Held, SeqHold};
 use crate::verify::lag::LagRecorder;
 
 /// Longest line kept whole: a longer one is scanned in pieces of this size (a tag cut at a
@@ -301,7 +301,8 @@ mod tests {
             r#"{"accounting":{"run_id":"r-a","agents":[{"agent":0,"events_sent":6,"failed":[]}]}}"#,
         )
         .unwrap();
-        let tag = |s: u64| format!("{{\"ingestbench\":{{\"run\":\"r-a\",\"agent\":0,\"seq\":{s}}}}}");
+        let tag =
+            |s: u64| format!("{{\"ingestbench\":{{\"run\":\"r-a\",\"agent\":0,\"seq\":{s}}}}}");
         let text = format!(
             "{}\n{} {} {}\nother ingestbench_run=r-b ingestbench_agent=0 ingestbench_seq=1 {}\n{} {}",
             tag(0),
@@ -362,6 +363,14 @@ mod tests {
             matches!(&e, VerifyError::Unreachable(m) if m.contains("deadline")),
             "{e:?}"
         );
-        assert!(read(&glob, &exp, None, Instant::now() + std::time::Duration::from_secs(9)).is_ok());
+        assert!(
+            read(
+                &glob,
+                &exp,
+                None,
+                Instant::now() + std::time::Duration::from_secs(9)
+            )
+            .is_ok()
+        );
     }
 }

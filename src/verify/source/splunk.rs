@@ -568,6 +568,20 @@ mod tests {
     }
 
     #[test]
+    fn an_event_holding_several_tags_is_told_from_a_field_extracted_twice() {
+        let f = Fields::default();
+        let row = |s: &str| -> Map<String, Value> { serde_json::from_str(s).unwrap() };
+        // Two messages stored as one event: two seqs.
+        let merged = row(r#"{"ingestbench.agent":["0","0"],"ingestbench.seq":["4","5"]}"#);
+        assert_eq!(tags_of(&merged, &f), vec![(0, 4), (0, 5)]);
+        let mixed = row(r#"{"ingestbench.agent":"1","ingestbench.seq":["4","5","6"]}"#);
+        assert_eq!(tags_of(&mixed, &f), vec![(1, 4), (1, 5), (1, 6)]);
+        // The same value twice (INDEXED_EXTRACTIONS and KV_MODE): one tag.
+        let twice = row(r#"{"ingestbench.agent":["0","0"],"ingestbench.seq":["4","4"]}"#);
+        assert_eq!(tags_of(&twice, &f), vec![(0, 4)]);
+    }
+
+    #[test]
     fn odd_values_are_not_numbers() {
         let m: Map<String, Value> = serde_json::from_str(
             r#"{"a":"12","b":"-1","c":"1.5","d":"","e":7,"f":["x"],"g":{"x":1},
