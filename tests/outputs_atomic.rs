@@ -202,3 +202,26 @@ fn scenario_truth_that_cannot_be_written_exits_6_naming_it() {
         all(&o)
     );
 }
+
+#[test]
+fn a_config_or_pack_that_cannot_be_written_exits_6_and_is_printed() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("afile"), "x").unwrap();
+    let pack = d.path().join("afile/acme.vpn.yaml");
+    let o = bin()
+        .args(["sources", "scaffold", "acme.vpn", "--out"])
+        .arg(&pack)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(6), "{}", all(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("acme.vpn"), "{}", all(&o));
+    assert!(all(&o).contains("afile/acme.vpn.yaml: cannot write"), "{}", all(&o));
+    let cfg = d.path().join("afile/new.yaml");
+    let o = bin()
+        .args(["init", "--non-interactive", "--out"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(6), "{}", all(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("schema_version"), "{}", all(&o));
+}

@@ -249,7 +249,13 @@ fn init(a: Args) -> Result<(), (Exit, String)> {
     match &out {
         None => super::out(&done.text),
         Some(p) => {
-            write(p, &done.text, a.force).map_err(invalid)?;
+            if let Err((exit, msg)) = write(p, &done.text, a.force) {
+                // The answers are not lost: the config goes to stdout instead.
+                if exit == Exit::Aborted {
+                    super::out(&done.text);
+                }
+                return Err((exit, msg));
+            }
             next_steps(&a.out, &iv.answers);
         }
     }
@@ -270,18 +276,25 @@ fn writable(p: &Path, force: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn write(p: &Path, text: &str, force: bool) -> Result<(), String> {
+/// Writes the config (`fsio`: whole or not at all); a file that exists without `force` is
+/// refused (2), one that cannot be written fails (6, the config printed instead).
+fn write(p: &Path, text: &str, force: bool) -> Result<(), (Exit, String)> {
     if !force && std::fs::symlink_metadata(p).is_ok() {
-        return Err(format!(
-            "{} exists; pass --force to replace it",
-            p.display()
+        return Err((
+            Exit::Invalid,
+            format!("{} exists; pass --force to replace it", p.display()),
         ));
     }
     let o = crate::fsio::WriteOptions {
         mode: None,
         create_dirs: false,
     };
-    crate::fsio::write_atomic(p, text.as_bytes(), o).map_err(|e| e.to_string())
+    crate::fsio::write_atomic(p, text.as_bytes(), o).map_err(|e| {
+        (
+            Exit::Aborted,
+            format!("the config not written: {e} (what was at that path is untouched); it is on stdout instead"),
+        )
+    })
 }
 
 fn next_steps(file: &str, a: &init::Answers) {

@@ -274,19 +274,23 @@ fn scaffold(a: ScaffoldArgs) -> Exit {
                 mode: None,
                 create_dirs: false,
             };
-            let written = if std::fs::symlink_metadata(&p).is_ok() {
-                Err(format!("{}: File exists", p.display()))
-            } else {
-                crate::fsio::write_atomic(&p, text.as_bytes(), o).map_err(|e| e.to_string())
-            };
-            match written {
+            if std::fs::symlink_metadata(&p).is_ok() {
+                super::err(&format!("error: {}: File exists", p.display()));
+                return Exit::Invalid;
+            }
+            match crate::fsio::write_atomic(&p, text.as_bytes(), o) {
                 Ok(()) => {
                     super::err(&format!("wrote {}", p.display()));
                     Exit::Ok
                 }
                 Err(e) => {
-                    super::err(&format!("error: {e}"));
-                    Exit::Invalid
+                    // The scaffold is not lost: it goes to stdout instead.
+                    super::out(&text);
+                    super::err(&format!(
+                        "error: the pack not written: {e} (what was at that path is \
+                         untouched); it is on stdout instead"
+                    ));
+                    Exit::Aborted
                 }
             }
         }
