@@ -214,8 +214,16 @@ fn a_config_or_pack_that_cannot_be_written_exits_6_and_is_printed() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(6), "{}", all(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("acme.vpn"), "{}", all(&o));
-    assert!(all(&o).contains("afile/acme.vpn.yaml: cannot write"), "{}", all(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("acme.vpn"),
+        "{}",
+        all(&o)
+    );
+    assert!(
+        all(&o).contains("afile/acme.vpn.yaml: cannot write"),
+        "{}",
+        all(&o)
+    );
     let cfg = d.path().join("afile/new.yaml");
     let o = bin()
         .args(["init", "--non-interactive", "--out"])
@@ -223,5 +231,9 @@ fn a_config_or_pack_that_cannot_be_written_exits_6_and_is_printed() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(6), "{}", all(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("schema_version"), "{}", all(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("schema_version"),
+        "{}",
+        all(&o)
+    );
 }

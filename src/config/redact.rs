@@ -67,10 +67,24 @@ pub fn header_line<'a>(line: &'a str, also: &[&str]) -> Cow<'a, str> {
 }
 
 /// `u` with the credentials a URL can carry redacted: userinfo, and the values of sensitive
-/// query parameters. Anything that is not such a URL comes back as it was.
+/// query parameters; a store spec's URL too (`sink:http://…`). Anything that is not such a
+/// URL comes back as it was.
 pub fn url(u: &str) -> Cow<'_, str> {
+    if let Some(r) = redacted_url(u) {
+        return Cow::Owned(r);
+    }
+    match u.split_once(':') {
+        Some((kind, rest)) if rest.contains("://") && !kind.contains('/') => {
+            redacted_url(rest).map_or(Cow::Borrowed(u), |r| Cow::Owned(format!("{kind}:{r}")))
+        }
+        _ => Cow::Borrowed(u),
+    }
+}
+
+/// `u` redacted when it is a URL with credentials in it.
+fn redacted_url(u: &str) -> Option<String> {
     let Ok(mut parsed) = url::Url::parse(u) else {
-        return Cow::Borrowed(u);
+        return None;
     };
     let mut changed = false;
     if parsed.password().is_some() || !parsed.username().is_empty() {
@@ -98,11 +112,7 @@ pub fn url(u: &str) -> Cow<'_, str> {
             changed = true;
         }
     }
-    if changed {
-        Cow::Owned(parsed.to_string())
-    } else {
-        Cow::Borrowed(u)
-    }
+    changed.then(|| parsed.to_string())
 }
 
 /// A config in its serialized form (the report's `config`, `--print-config`, the panel)
@@ -200,7 +210,17 @@ mod tests {
             url("http://127.0.0.1:9/x?token=QT0KEN&a=1"),
             "http://127.0.0.1:9/x?token=%3Credacted%3E&a=1"
         );
-        for same in ["builtin", "http://127.0.0.1:9/x?a=1", "tcp://127.0.0.1:514"] {
+        assert_eq!(
+            url("sink:http://u:p@127.0.0.1:9"),
+            "sink:http://%3Credacted%3E@127.0.0.1:9/"
+        );
+        for same in [
+            "builtin",
+            "http://127.0.0.1:9/x?a=1",
+            "tcp://127.0.0.1:514",
+            "file:/var/log/*.log",
+            "sink:http://127.0.0.1:9",
+        ] {
             assert_eq!(url(same), same);
         }
     }

@@ -169,7 +169,7 @@ impl<'a> Ctx<'a> {
     pub fn target_info(&self) -> TargetInfo {
         TargetInfo {
             adapter: self.config.target.adapter.to_string(),
-            url: self.config.target.url.clone(),
+            url: crate::config::redact::url(&self.config.target.url).into_owned(),
             address: self
                 .endpoint
                 .as_ref()

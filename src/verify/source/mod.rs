@@ -65,7 +65,11 @@ impl Spec {
         let bad = |m: String| VerifyError::Input(format!("--source {s:?}: {m}"));
         match kind {
             "file" => Ok(Spec::File(rest.to_string())),
-            "sink" => Ok(Spec::Sink(http_base(rest).map_err(bad)?)),
+            "sink" => {
+                let base = http_base(rest).map_err(bad)?;
+                no_userinfo(&base).map_err(bad)?;
+                Ok(Spec::Sink(base))
+            }
             "opensearch" | "elasticsearch" => {
                 let flavor = if kind == "opensearch" {
                     Flavor::OpenSearch
