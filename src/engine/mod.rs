@@ -547,14 +547,13 @@ impl Coordinator<'_> {
         end
     }
 
-    /// Events the schedule asks of the workers in all by `t`: each worker's share, rounded
-    /// down as the worker rounds it, capped by the total.
+    /// Events the schedule asks of the workers in all by `t`: the whole events due (the
+    /// workers deal them out in turn, `pacer::dealt`), capped by the total.
     fn due_by(&self, t: f64) -> f64 {
-        let threads = self.plan.threads.max(1) as f64;
-        let per_worker = pacer::whole_events(self.sched.due(t) / threads);
+        let due = pacer::whole_events(self.sched.due(t));
         match self.plan.stop {
-            Stop::Total(n) => pacer::whole_events(self.sched.due(t)).min(n as f64),
-            Stop::After(_) => per_worker * threads,
+            Stop::Total(n) => due.min(n as f64),
+            Stop::After(_) => due,
         }
     }
 

@@ -662,7 +662,11 @@ impl Worker {
             (None, Some(n)) => self.time_of(p, n),
             (None, None) => None,
         };
-        self.ends_at = end.map(|t| p.start + Duration::from_secs_f64(t));
+        self.ends_at = end.and_then(|t| {
+            Duration::try_from_secs_f64(t)
+                .ok()
+                .and_then(|d| p.start.checked_add(d))
+        });
         let by_time = match (p.stop_after, end) {
             (Some(_), Some(t)) => self.owed_at(p, t),
             _ => u64::MAX,
@@ -674,7 +678,7 @@ impl Worker {
     fn owed_at(&self, p: &WorkerPlan, t: f64) -> u64 {
         match &p.lane {
             Some(l) => l.owed_at(self.sched.active(t)),
-            None => crate::engine::pacer::whole_events(p.share * self.sched.due(t)) as u64,
+            None => crate::engine::pacer::dealt(self.sched.due(t), p.threads, p.id),
         }
     }
 
@@ -682,7 +686,9 @@ impl Worker {
     fn time_of(&self, p: &WorkerPlan, n: u64) -> Option<f64> {
         match &p.lane {
             Some(l) => l.due_of(n).and_then(|a| self.sched.time_at_active(a)),
-            None => self.sched.time_for(n as f64 / p.share),
+            None => self
+                .sched
+                .time_for(crate::engine::pacer::dealt_index(n, p.threads, p.id)),
         }
     }
 
@@ -702,12 +708,23 @@ impl Worker {
     }
 
     fn generation_done(&self, p: &WorkerPlan, now: Instant) -> bool {
-        p.abort.is_set()
-            || p.schedule.stop_requested()
-            || self.scheduled >= self.limit
-            // A worker that fell behind stops at the deadline; the report shows the shortfall.
-            // A closed loop has no schedule to catch up on: it stops at the deadline itself.
-            || self.ends_at.is_some_and(|e| now >= e + self.final_flush())
+        if p.abort.is_set() || p.schedule.stop_requested() {
+            return true;
+        }
+        // A worker that fell behind stops at the deadline; the report shows the shortfall.
+        // A closed loop has no schedule to catch up on: it stops at the deadline itself.
+        let past_deadline = self
+            .ends_at
+            .is_some_and(|e| now >= e.checked_add(self.final_flush()).unwrap_or(e));
+        let all_sent = self.scheduled >= self.limit;
+        match p.stop_after {
+            // A run by time lasts its `stop.after` however few events are due in it (a rate
+            // so low that none is due in a second, or none at all, is still a run of that
+            // length: control may raise the rate again); while paused short of it, the end
+            // is not known yet.
+            Some(_) => past_deadline || (all_sent && self.ends_at.is_some_and(|e| now >= e)),
+            None => all_sent || past_deadline,
+        }
     }
 
     fn final_flush(&self) -> Duration {
@@ -730,7 +747,10 @@ impl Worker {
             Some(t_full) => t_full.min(t_first + LINGER.as_secs_f64()),
             None => t_first + LINGER.as_secs_f64(),
         };
-        Some(p.start + Duration::from_secs_f64(t))
+        // A rate so low that the next batch is due beyond what a clock can say: never.
+        Duration::try_from_secs_f64(t)
+            .ok()
+            .and_then(|d| p.start.checked_add(d))
     }
 
     /// How many events the batch sent at `now` carries: those due by now, at least one, at
