@@ -146,6 +146,7 @@ fn run_result() -> RunResult {
         threads: 2,
         connections: 4,
         totals: totals(),
+        all_totals: totals(),
         latency: latencies(400),
         service: latencies(0),
         seconds: seconds(),

@@ -128,6 +128,7 @@ fn result(all: &[Sample], keep: impl Fn(&Sample) -> bool, agents: &[u32]) -> Run
         duration: Duration::from_millis(10_040),
         threads: agents.len(),
         connections: agents.len() * 2,
+        all_totals: totals.clone(),
         totals,
         latency,
         service,

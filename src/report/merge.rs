@@ -311,6 +311,8 @@ fn rebuild(parts: &[Part], config: &Config) -> Result<(RunResult, Context), Merg
         duration: Duration::from_nanos((end - start).max(0) as u64),
         threads: parts.iter().map(|p| p.shard.threads).sum(),
         connections: parts.iter().map(|p| p.shard.connections).sum(),
+        // A shard's report keeps what it measured; the stores were asked by each shard.
+        all_totals: totals.clone(),
         totals,
         latency,
         service,

@@ -734,6 +734,7 @@ mod tests {
             duration: Duration::from_secs(4),
             threads: 1,
             connections: 4,
+            all_totals: c.clone(),
             totals: c,
             latency: lat,
             service: svc,

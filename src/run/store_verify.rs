@@ -196,6 +196,7 @@ mod tests {
                 batches_accepted: 10,
                 ..Counters::default()
             },
+            all_totals: Counters::default(),
             latency: lat.clone(),
             service: lat,
             seconds: Vec::new(),
