@@ -430,8 +430,13 @@ fn whose(rep: &Report, refused: u64, errors: u64, f: StepFacts) -> (&'static str
     }
     match s.shortfall_by {
         who @ ("target" | "target down" | "request cap") => waited(who),
-        "generator" if s.wait_for_target_ms > s.processing_ms => waited("target"),
-        "generator" => generator(),
+        // A step the search stopped (it could not pass): whatever made it hopeless.
+        "generator" | "stop: control" | "stop: signal"
+            if s.wait_for_target_ms > s.processing_ms =>
+        {
+            waited("target")
+        }
+        "generator" | "stop: control" | "stop: signal" => generator(),
         // Every due event was sent: what fell short was the answers.
         _ if s.events_accepted_in_drain > 0 || s.lag_ms_max < f.p99_limit_ms / 2.0 => (
             "target",
