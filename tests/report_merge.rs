@@ -129,6 +129,7 @@ fn result(all: &[Sample], keep: impl Fn(&Sample) -> bool, agents: &[u32]) -> Run
         threads: agents.len(),
         connections: agents.len() * 2,
         all_totals: totals.clone(),
+        answered_in_window: totals.events_accepted,
         totals,
         latency,
         service,

@@ -45,6 +45,9 @@ pub struct Merger {
     warmup_s: usize,
     /// What is measured: everything after the warm-up (the report's summary).
     pub measured: Counters,
+    /// Accepted events whose answers came after the warm-up and before the drain, whichever
+    /// second their batch was due in: the target's completion rate over the window.
+    pub answered_in_window: u64,
     pub measured_latency: Histogram<u64>,
     pub measured_service: Histogram<u64>,
     /// Seconds not closed yet: `pending[0]` is second `seconds.len()`.
@@ -107,6 +110,7 @@ impl Merger {
             service: new_histogram(),
             warmup_s,
             measured: Counters::default(),
+            answered_in_window: 0,
             measured_latency: new_histogram(),
             measured_service: new_histogram(),
             pending: VecDeque::new(),
@@ -165,7 +169,9 @@ impl Merger {
         let _ = self.latency.add(&iv.latency);
         let _ = self.service.add(&iv.service);
         if let Some(tail) = iv.warm_tail {
-            // The warm-up's batches answered after it: the whole run's, never measured.
+            // The warm-up's batches answered after it: the whole run's, never measured
+            // (though the window's answers, which the ceiling search's throughput counts).
+            self.answered_in_window += answered(&tail.counters);
             self.totals.add(&tail.counters);
             let _ = self.latency.add(&tail.latency);
             let _ = self.service.add(&tail.service);
@@ -174,6 +180,7 @@ impl Merger {
         // Its figures of warm-up batches came apart (`warm_tail`), so a measured second holds
         // none of them.
         if k >= self.warmup_s {
+            self.answered_in_window += answered(&iv.counters);
             self.measured.add(&iv.counters);
             let _ = self.measured_latency.add(&iv.latency);
             let _ = self.measured_service.add(&iv.service);
@@ -308,6 +315,11 @@ pub fn rows(seconds: Spool<Second>, late: &BTreeMap<u32, Scheduled>) -> Vec<Seco
         }
     }
     rows
+}
+
+/// Events accepted by answers that came before the drain.
+fn answered(c: &Counters) -> u64 {
+    c.events_accepted.saturating_sub(c.events_accepted_in_drain)
 }
 
 /// Adds per-batch figures to a row's counts (a failed batch is one of its errors).

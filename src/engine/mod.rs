@@ -591,6 +591,7 @@ impl Coordinator<'_> {
             connections,
             totals: m.measured,
             all_totals: m.totals,
+            answered_in_window: m.answered_in_window,
             latency: m.measured_latency,
             service: m.measured_service,
             warmup: Duration::from_secs_f64(warm),

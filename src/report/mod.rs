@@ -256,6 +256,11 @@ pub struct Summary {
     /// accepted in it (counted in `events_accepted`, never in a rate's denominator).
     pub drain_s: f64,
     pub events_accepted_in_drain: u64,
+    /// Accepted events whose answers came in the window, whichever second their batch was
+    /// due in (the warm-up's late answers among them, the window's drain answers not): the
+    /// target's completion rate over the window (what a ceiling step's throughput is).
+    #[serde(default)]
+    pub events_answered_in_window: u64,
     /// Request bytes per second of the window, in MB (10^6) and as GB (10^9) per day.
     pub mb_per_s: f64,
     pub gb_per_day: f64,
@@ -761,6 +766,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         warmup_s: r.warmup.as_secs_f64(),
         drain_s: r.drain.as_secs_f64(),
         events_accepted_in_drain: c.events_accepted_in_drain,
+        events_answered_in_window: r.answered_in_window,
         mb_per_s: per_s(c.bytes_sent as f64) / 1e6,
         gb_per_day: per_s(c.bytes_sent as f64) * 86_400.0 / 1e9,
         shortfall_by: shortfall_by(shortfall_events, r.abort.as_ref(), c, r.threads, r.window)

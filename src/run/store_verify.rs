@@ -197,6 +197,7 @@ mod tests {
                 ..Counters::default()
             },
             all_totals: Counters::default(),
+            answered_in_window: 1_000,
             latency: lat.clone(),
             service: lat,
             seconds: Vec::new(),

@@ -134,6 +134,9 @@ pub struct RunResult {
     /// The whole run's counts, the warm-up's batches included (what a store that counts
     /// everything it received is held against).
     pub all_totals: Counters,
+    /// Accepted events whose answers came in the window (after the warm-up, before the
+    /// drain), whichever second their batch was due in: the target's completion rate.
+    pub answered_in_window: u64,
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
     pub seconds: Vec<Second>,
