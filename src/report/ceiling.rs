@@ -167,6 +167,12 @@ pub fn step_line(s: &StepRow) -> String {
 /// The result in one sentence.
 pub fn headline(c: &Ceiling) -> String {
     match (c.ceiling_eps, c.limited_by) {
+        (held, "aborted") => format!(
+            "the search stopped: a step aborted{} ({})",
+            held.map(|x| format!(" after {x:.0} eps held"))
+                .unwrap_or_default(),
+            c.detail
+        ),
         (None, _) => format!(
             "no rate tried was sustained (lowest tried {:.0} eps): {}",
             c.steps
