@@ -677,23 +677,29 @@ fn out_of_steps(
     last_failure: &str,
 ) -> (&'static str, String) {
     let (who, why) = if p.steps_fit_time {
-        ("out of time", format!("the time left held {n} steps"))
+        (
+            "out of time",
+            format!("the time left held {n} steps (a longer --timeout goes further)"),
+        )
     } else {
         (
             "out of steps",
-            format!("workload.ceiling.max_steps is {}", p.max_steps),
+            format!(
+                "workload.ceiling.max_steps is {} (more steps go further)",
+                p.max_steps
+            ),
         )
     };
     let detail = match (search.good(), search.bad()) {
-        (Some(g), None) => format!(
-            "every step held, up to {g:.0} eps: the ceiling is above it ({why}; a higher start_eps or growth reaches further)"
-        ),
+        (Some(g), None) => {
+            format!("every step held, up to {g:.0} eps: the ceiling is above it; {why}")
+        }
         (Some(g), Some(b)) => format!(
-            "{g:.0} eps held, {b:.0} eps did not; the gap did not close to {:.0} % ({why}){last_failure}",
+            "{g:.0} eps held, {b:.0} eps did not; the gap did not close to {:.0} %: {why}{last_failure}",
             p.precision * 100.0
         ),
-        (None, Some(b)) => format!("no rate held, down to {b:.0} eps ({why}){last_failure}"),
-        (None, None) => format!("no step ran ({why})"),
+        (None, Some(b)) => format!("no rate held, down to {b:.0} eps: {why}{last_failure}"),
+        (None, None) => format!("no step ran: {why}"),
     };
     (who, detail)
 }
