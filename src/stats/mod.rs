@@ -423,7 +423,8 @@ pub struct Interval {
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
     /// This interval's per-batch figures by the second their batches were scheduled in
-    /// (`counters` holds them too, by when they happened).
+    /// (`counters` holds them too, by when they happened — but for the warm-up's batches
+    /// counted after it, which go to the worker's `WarmTail`).
     pub by_second: BySecond,
     /// Every second before this one is settled for this worker: no batch scheduled in it is
     /// still unsent or unanswered.
