@@ -261,6 +261,16 @@ fn a_low_rate_dealt_over_workers_sends_every_whole_event_due() {
     assert_eq!(r.summary.events_sent, 1);
     assert_eq!(r.loss.scheduled, 1);
     assert_eq!(r.summary.shortfall_events, 0);
+    // No second sent more than its target, counted in whole events as they are sent.
+    for row in &r.timeline {
+        assert!(
+            row.events_sent as f64 <= row.target_eps,
+            "second {}: {} sent at {}",
+            row.t,
+            row.events_sent,
+            row.target_eps
+        );
+    }
 }
 
 #[test]

@@ -430,14 +430,14 @@ fn spawn_lane(
     }
 }
 
-/// Events the schedule asks for in second `t`, none after the window's `end`.
-/// Events due in second `t` of the window ending at `end`; `None` in a closed loop.
+/// Events due in second `t` of the window ending at `end`, counted whole as the workers send
+/// them (a row never sends more than its target); `None` in a closed loop.
 fn second_target(s: &Schedule, t: u32, end: f64) -> Option<f64> {
     if s.is_closed() {
         return None;
     }
     let (a, b) = (f64::from(t).min(end), (f64::from(t) + 1.0).min(end));
-    Some(s.due(b) - s.due(a))
+    Some(pacer::whole_events(s.due(b)) - pacer::whole_events(s.due(a)))
 }
 
 struct Coordinator<'a> {
