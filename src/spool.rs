@@ -121,6 +121,12 @@ impl<T: Serialize + DeserializeOwned + Default> Spool<T> {
         i.checked_sub(first).and_then(|k| self.recent.get(k))
     }
 
+    /// Item `i` to change, while it is held as it is (one of the last `keep`).
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut T> {
+        let first = self.len() - self.recent.len();
+        i.checked_sub(first).and_then(|k| self.recent.get_mut(k))
+    }
+
     /// The last `n` items (fewer when fewer are held as they are), oldest first.
     pub fn recent(&self, n: usize) -> impl Iterator<Item = &T> {
         self.recent.iter().skip(self.recent.len().saturating_sub(n))

@@ -338,3 +338,44 @@ fn a_request_cap_is_named_as_the_limit_and_is_not_the_targets_ceiling() {
         rep["verdict"]
     );
 }
+
+#[test]
+fn a_search_out_of_steps_with_every_step_held_says_so_with_the_rate_held() {
+    // Issue 33 case 14: 427890a said "FAIL … limited by the max_steps" (exit 3). The search
+    // found a floor, not a ceiling: its own verdict, the highest rate held, still not 0.
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = "schema_version: \"1.0\"\nname: out-of-steps\nseed: 7\ntarget: { url: builtin }\nsource: { id: linux.syslog }\nworkload:\n  find_ceiling: true\n  ceiling: { start_eps: 100, hold: 1s, warmup: 1s, max_steps: 2 }\n";
+    let (code, rep, err) = search(dir.path(), yaml, &["--threads", "1"]);
+    let c = &rep["ceiling"];
+    assert_eq!(code, 3, "{c:#}\n{err}");
+    assert_eq!(c["limited_by"], "out of steps", "{c:#}");
+    assert_eq!(c["ceiling_eps"].as_f64(), Some(200.0), "{c:#}");
+    assert!(c["first_failed_eps"].is_null(), "{c:#}");
+    let reasons = rep["verdict"]["reasons"].to_string();
+    assert!(reasons.contains("out of steps: held 200 eps"), "{reasons}");
+    assert!(!reasons.contains("limited by"), "{reasons}");
+}
+
+#[test]
+fn probe_ceiling_out_of_time_with_every_step_held_says_so() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let sink = support::SinkProc::start(&["--http", "127.0.0.1:0"]);
+    let out = bin()
+        .args([
+            "probe",
+            "--url",
+            &format!("http://127.0.0.1:{}/", sink.port),
+            "--adapter",
+            "lphc",
+            "--ceiling",
+            "--timeout",
+            "20s",
+        ])
+        .output()
+        .unwrap();
+    let text = all(&out);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("out of time: held"), "{text}");
+    assert!(!text.contains("limited by the max_steps"), "{text}");
+}

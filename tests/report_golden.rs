@@ -147,6 +147,8 @@ fn run_result() -> RunResult {
         threads: 2,
         connections: 4,
         totals: totals(),
+        all_totals: totals(),
+        answered_in_window: totals().events_accepted,
         latency: latencies(400),
         service: latencies(0),
         seconds: seconds(),

@@ -128,6 +128,8 @@ fn result(all: &[Sample], keep: impl Fn(&Sample) -> bool, agents: &[u32]) -> Run
         duration: Duration::from_millis(10_040),
         threads: agents.len(),
         connections: agents.len() * 2,
+        all_totals: totals.clone(),
+        answered_in_window: totals.events_accepted,
         totals,
         latency,
         service,

@@ -185,3 +185,105 @@ fn stop_ends_the_run_with_a_report_and_exit_6() {
     assert_eq!(v.distinct, r.summary.events_accepted);
     assert!(control.pause().is_err(), "a finished run cannot be steered");
 }
+
+fn config_eps(eps: f64, stop: &str) -> String {
+    format!(
+        "schema_version: \"1.0\"\nseed: 9\ntarget: {{ url: builtin, batch: {{ max_events: 50 }} }}\nsource: {{ id: linux.syslog }}\nworkload: {{ eps: {eps}, stop: {{ {stop} }} }}\n"
+    )
+}
+
+#[test]
+fn a_rate_lowered_to_almost_nothing_still_runs_its_length_and_can_rise_again() {
+    // Issue 33 case 4: `{"eps":0.01}` at 1.5 s of a 12 s run ended it at 1.54 s with PASS.
+    let run = run_of(&config(500, "after: 4s"));
+    let control = run.control();
+    let started = Instant::now();
+    let h = run.start(Vec::new()).unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    control.set_rate(Rate::Eps(0.01)).unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    control.set_rate(Rate::Eps(1000.0)).unwrap();
+    let o = h.wait().unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(3900),
+        "the run ended after {:?} of its 4 s",
+        started.elapsed()
+    );
+    assert_eq!(o.exit, Exit::Ok, "{:?}", o.reasons);
+    let r = &o.report;
+    assert_eq!(actions(&o), ["rate", "rate"]);
+    assert!(r.summary.window_s > 3.9, "window {}", r.summary.window_s);
+    // ~1 s at 500, ~1 s at 0.01, ~2 s at 1000: the rise after the low is sent too.
+    let (t1, t2) = (r.control[0].t_s, r.control[1].t_s);
+    let want = 500.0 * t1 + 0.01 * (t2 - t1) + 1000.0 * (4.0 - t2);
+    let sent = r.summary.events_sent as f64;
+    assert!((sent - want).abs() <= 2.0, "sent {sent}, schedule {want}");
+    assert_eq!(r.summary.shortfall_events, 0);
+    assert_eq!(
+        r.verification.as_ref().unwrap().distinct,
+        r.summary.events_sent
+    );
+}
+
+#[test]
+fn a_rate_too_low_for_any_event_is_still_a_run_of_its_length() {
+    // Issue 33 case 4: `--eps 0.05 --duration 12s` ended after 20 ms.
+    let run = run_of(&config_eps(0.05, "after: 3s"));
+    let started = Instant::now();
+    let o = run.start(Vec::new()).unwrap().wait().unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(2900),
+        "the run ended after {:?} of its 3 s",
+        started.elapsed()
+    );
+    let r = &o.report;
+    assert!(r.summary.window_s > 2.9, "window {}", r.summary.window_s);
+    assert_eq!(r.summary.events_sent, 0, "0.15 events due: none whole");
+    // Nothing was due, nothing accepted: the default `min_events_accepted` fails it.
+    assert_eq!(o.exit, Exit::SloBreach, "{:?}", o.reasons);
+}
+
+#[test]
+fn a_low_rate_dealt_over_workers_sends_every_whole_event_due() {
+    // 0.5 eps over 3 s is 1.5 events: one is due, whichever of the two workers sends it.
+    let store = Store::new("/nonexistent/ingestbench-test-secrets".into());
+    let catalog = Catalog::discover(None).unwrap();
+    let c = run::load_text(&config_eps(0.5, "after: 3s"), "test.yaml", &store, &catalog).unwrap();
+    let ov = Overrides {
+        threads: Some(2),
+        workers: Some(2),
+        ..Overrides::default()
+    };
+    let run = Run::new(run::plan(c.config, &ov, &catalog, &store).unwrap());
+    let o = run.start(Vec::new()).unwrap().wait().unwrap();
+    assert_eq!(o.exit, Exit::Ok, "{:?}", o.reasons);
+    let r = &o.report;
+    assert_eq!(r.summary.events_sent, 1);
+    assert_eq!(r.loss.scheduled, 1);
+    assert_eq!(r.summary.shortfall_events, 0);
+    // No second sent more than its target, counted in whole events as they are sent.
+    for row in &r.timeline {
+        assert!(
+            row.events_sent as f64 <= row.target_eps,
+            "second {}: {} sent at {}",
+            row.t,
+            row.events_sent,
+            row.target_eps
+        );
+    }
+}
+
+#[test]
+fn a_rate_of_zero_is_refused_and_named_a_pause() {
+    let run = run_of(&config(100, "after: 2s"));
+    let control = run.control();
+    let h = run.start(Vec::new()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let e = control.set_rate(Rate::Eps(0.0)).unwrap_err().to_string();
+    assert!(e.contains("pause"), "{e}");
+    assert!(control.set_rate(Rate::Eps(f64::NAN)).is_err());
+    assert!(control.set_rate(Rate::Eps(-1.0)).is_err());
+    let o = h.wait().unwrap();
+    assert_eq!(o.exit, Exit::Ok, "{:?}", o.reasons);
+    assert!(o.report.control.is_empty());
+}

@@ -246,6 +246,9 @@ mod tests {
             m.add(
                 Interval {
                     worker: 0,
+                    by_second: vec![(k as u32, crate::stats::Scheduled::of(&counters))],
+                    settled_before: k as u32 + 1,
+                    warm_tail: None,
                     counters,
                     latency,
                     service: new_histogram(),

@@ -27,7 +27,6 @@ use crate::pack::compile::CompiledPack;
 use crate::scenario::plan::Scenario;
 use crate::scenario::play::Player;
 use crate::stats::Interval;
-use crate::stats::new_histogram;
 use crate::stats::result::LaneResult;
 pub use crate::stats::result::{AbortReason, RunResult, Second};
 use crate::stats::snapshot::{RunInfo, RunState, ScenarioNow, Snapshot};
@@ -161,8 +160,9 @@ pub struct Steering {
     pub poke: Receiver<()>,
 }
 
-/// A worker's two histograms (intended, service), going back and forth.
-type Pair = (hdrhistogram::Histogram<u64>, hdrhistogram::Histogram<u64>);
+/// What goes back and forth between a worker and the coordinator: its two histograms
+/// (intended, service) and its by-second list.
+type Pair = crate::stats::Recycled;
 
 struct Workers {
     /// The id of the scenario lane's worker, when there is one (`threads`), and its events.
@@ -267,7 +267,7 @@ fn spawn_workers(
     let mut backs = Vec::new();
     let mut handles = Vec::new();
     for id in 0..threads {
-        let (btx, brx) = histogram_pair();
+        let (btx, brx) = recycled();
         backs.push(btx);
         let Some(poll) = poller(cell, abort) else {
             continue;
@@ -310,6 +310,7 @@ fn spawn_workers(
             back: brx,
             abort: abort.clone(),
             timeouts: plan.timeouts,
+            warmup_s: plan.warmup.as_secs_f64().ceil() as u32,
             request_every: plan
                 .max_requests_per_sec
                 .filter(|r| *r > 0.0)
@@ -335,10 +336,10 @@ fn spawn_workers(
 }
 
 /// The channel on which a worker gets its histograms back, primed with a pair to swap.
-fn histogram_pair() -> (crossbeam_channel::Sender<Pair>, Receiver<Pair>) {
+fn recycled() -> (crossbeam_channel::Sender<Pair>, Receiver<Pair>) {
     let (tx, rx) = crossbeam_channel::bounded(4);
     for _ in 0..2 {
-        let _ = tx.send((new_histogram(), new_histogram()));
+        let _ = tx.send(Pair::new());
     }
     (tx, rx)
 }
@@ -380,7 +381,7 @@ fn spawn_lane(
     let Some(poll) = poller(cell, abort) else {
         return;
     };
-    let (btx, brx) = histogram_pair();
+    let (btx, brx) = recycled();
     let wp = worker::WorkerPlan {
         wire: plan.wire.clone(),
         id,
@@ -408,6 +409,8 @@ fn spawn_lane(
         back: brx,
         abort: abort.clone(),
         timeouts: plan.timeouts,
+        // The scenario lane is counted apart, warm-up and all.
+        warmup_s: 0,
         request_every: None,
         lane: Some(lane),
     };
@@ -427,14 +430,14 @@ fn spawn_lane(
     }
 }
 
-/// Events the schedule asks for in second `t`, none after the window's `end`.
-/// Events due in second `t` of the window ending at `end`; `None` in a closed loop.
+/// Events due in second `t` of the window ending at `end`, counted whole as the workers send
+/// them (a row never sends more than its target); `None` in a closed loop.
 fn second_target(s: &Schedule, t: u32, end: f64) -> Option<f64> {
     if s.is_closed() {
         return None;
     }
     let (a, b) = (f64::from(t).min(end), (f64::from(t) + 1.0).min(end));
-    Some(s.due(b) - s.due(a))
+    Some(pacer::whole_events(s.due(b)) - pacer::whole_events(s.due(a)))
 }
 
 struct Coordinator<'a> {
@@ -455,18 +458,18 @@ impl Coordinator<'_> {
         if let (Some(id), Some(m)) = (workers.lane, self.lane.as_mut())
             && iv.worker == id
         {
-            let (_, l, s) = m.add(iv, |_| Some(0.0));
+            let (_, back) = m.add(iv, |_| Some(0.0));
             if let Some(b) = workers.backs.get(id) {
-                let _ = b.try_send((l, s));
+                let _ = b.try_send(back);
             }
             return;
         }
         self.sched = self.cell.schedule();
         let end = self.window_end(f64::INFINITY);
         let sched = &self.sched;
-        let (w, l, s) = self.merger.add(iv, |t| second_target(sched, t, end));
+        let (w, back) = self.merger.add(iv, |t| second_target(sched, t, end));
         if let Some(b) = workers.backs.get(w) {
-            let _ = b.try_send((l, s));
+            let _ = b.try_send(back);
         }
     }
 
@@ -547,14 +550,13 @@ impl Coordinator<'_> {
         end
     }
 
-    /// Events the schedule asks of the workers in all by `t`: each worker's share, rounded
-    /// down as the worker rounds it, capped by the total.
+    /// Events the schedule asks of the workers in all by `t`: the whole events due (the
+    /// workers deal them out in turn, `pacer::dealt`), capped by the total.
     fn due_by(&self, t: f64) -> f64 {
-        let threads = self.plan.threads.max(1) as f64;
-        let per_worker = pacer::whole_events(self.sched.due(t) / threads);
+        let due = pacer::whole_events(self.sched.due(t));
         match self.plan.stop {
-            Stop::Total(n) => pacer::whole_events(self.sched.due(t)).min(n as f64),
-            Stop::After(_) => per_worker * threads,
+            Stop::Total(n) => due.min(n as f64),
+            Stop::After(_) => due,
         }
     }
 
@@ -588,10 +590,12 @@ impl Coordinator<'_> {
             threads: self.plan.threads.max(1),
             connections,
             totals: m.measured,
+            all_totals: m.totals,
+            answered_in_window: m.answered_in_window,
             latency: m.measured_latency,
             service: m.measured_service,
             warmup: Duration::from_secs_f64(warm),
-            seconds: m.seconds.into_vec(),
+            seconds: merge::rows(m.seconds, &m.late),
             abort: self.abort.reason(),
             target_events,
             window,

@@ -476,7 +476,7 @@ impl ScheduleCell {
                 Rate::Eps(eps) => {
                     if !(eps > 0.0 && eps <= MAX_EPS) {
                         return Err(ControlError::Invalid(format!(
-                            "a rate must be above 0 and at most {MAX_EPS} events/s, not {eps}"
+                            "a rate must be above 0 and at most {MAX_EPS} events/s, not {eps} (to send nothing for a while, pause)"
                         )));
                     }
                     (Law::Steady { eps }, format!("eps {eps}"))

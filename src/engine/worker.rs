@@ -35,7 +35,10 @@ use crate::net::udp::{SendCost, UdpLink};
 use crate::stats::parts::{LinkEvent, PartCounts, Parts};
 use crate::stats::phases::{self, Phases};
 use crate::stats::result::AbortReason;
-use crate::stats::{AgentAccount, Counters, Interval, MAX_LATENCY_US, new_histogram};
+use crate::stats::{
+    AgentAccount, BySecond, Counters, Interval, MAX_LATENCY_US, Recycled, Scheduled, WarmTail,
+    add_by_second, new_histogram,
+};
 
 mod bulk_io;
 mod relp_io;
@@ -126,9 +129,12 @@ pub struct WorkerPlan {
     pub start_wall_ns: Option<i64>,
     pub poll: Poll,
     pub tx: Sender<Interval>,
-    pub back: Receiver<(Histogram<u64>, Histogram<u64>)>,
+    pub back: Receiver<Recycled>,
     pub abort: Arc<Abort>,
     pub timeouts: Timeouts,
+    /// `workload.warmup` in whole seconds: the figures of its batches counted after it go
+    /// apart from what is measured (0: none).
+    pub warmup_s: u32,
     /// This worker's share of `limits.max_requests_per_sec`: at most one request per this.
     pub request_every: Option<Duration>,
     /// The scenario lane: this worker plays a scenario's events instead of its share of the
@@ -176,6 +182,8 @@ struct Batch {
     resend: bool,
     items_failed: u64,
     intended: Instant,
+    /// The second its events are due in (from the start): where its figures count.
+    second: u32,
     /// The first send of this batch (retry time counts from it).
     first_write: Instant,
     attempt_write: Instant,
@@ -377,6 +385,9 @@ pub fn run(mut p: WorkerPlan) {
                 counters: Counters::default(),
                 latency: new_histogram(),
                 service: new_histogram(),
+                by_second: Vec::new(),
+                settled_before: 0,
+                warm_tail: None,
                 last: true,
                 account: None,
                 phases: None,
@@ -406,6 +417,18 @@ struct Worker {
     counters: Counters,
     latency: Histogram<u64>,
     service: Histogram<u64>,
+    /// This interval's per-batch figures by the second their batches were scheduled in.
+    by_second: BySecond,
+    /// Intervals sent so far (the one being counted is second `intervals`), and when the
+    /// next is due.
+    intervals: u32,
+    next_interval: Instant,
+    /// The warm-up in whole seconds, and the figures of its batches counted after it.
+    warm_s: u32,
+    warm_tail: Option<Box<WarmTail>>,
+    /// The batch whose figures are being counted (`enter`): its second, the figures before,
+    /// whether they go to the warm-up's tail.
+    counting: Option<(u32, Scheduled, bool)>,
     /// The schedule as last seen, and its epoch.
     sched: Schedule,
     epoch: u64,
@@ -570,6 +593,7 @@ impl Worker {
                 resend: false,
                 items_failed: 0,
                 intended: p.start,
+                second: 0,
                 first_write: p.start,
                 attempt_write: p.start,
                 attempts: 0,
@@ -590,6 +614,18 @@ impl Worker {
             counters: Counters::default(),
             latency: new_histogram(),
             service: new_histogram(),
+            by_second: Vec::with_capacity(crate::stats::BY_SECOND_CAP),
+            intervals: 0,
+            next_interval: p.start + INTERVAL,
+            warm_s: p.warmup_s,
+            warm_tail: (p.warmup_s > 0).then(|| {
+                Box::new(WarmTail {
+                    counters: Counters::default(),
+                    latency: new_histogram(),
+                    service: new_histogram(),
+                })
+            }),
+            counting: None,
             sched: p.schedule.schedule(),
             epoch: p.schedule.epoch(),
             cuts: p.schedule.cuts(),
@@ -662,7 +698,11 @@ impl Worker {
             (None, Some(n)) => self.time_of(p, n),
             (None, None) => None,
         };
-        self.ends_at = end.map(|t| p.start + Duration::from_secs_f64(t));
+        self.ends_at = end.and_then(|t| {
+            Duration::try_from_secs_f64(t)
+                .ok()
+                .and_then(|d| p.start.checked_add(d))
+        });
         let by_time = match (p.stop_after, end) {
             (Some(_), Some(t)) => self.owed_at(p, t),
             _ => u64::MAX,
@@ -674,7 +714,7 @@ impl Worker {
     fn owed_at(&self, p: &WorkerPlan, t: f64) -> u64 {
         match &p.lane {
             Some(l) => l.owed_at(self.sched.active(t)),
-            None => crate::engine::pacer::whole_events(p.share * self.sched.due(t)) as u64,
+            None => crate::engine::pacer::dealt(self.sched.due(t), p.threads, p.id),
         }
     }
 
@@ -682,7 +722,9 @@ impl Worker {
     fn time_of(&self, p: &WorkerPlan, n: u64) -> Option<f64> {
         match &p.lane {
             Some(l) => l.due_of(n).and_then(|a| self.sched.time_at_active(a)),
-            None => self.sched.time_for(n as f64 / p.share),
+            None => self
+                .sched
+                .time_for(crate::engine::pacer::dealt_index(n, p.threads, p.id)),
         }
     }
 
@@ -690,7 +732,18 @@ impl Worker {
     /// batch, or in the scenario lane what is left of the next event's stage.
     fn batch_cap(&self, p: &WorkerPlan) -> u64 {
         let left = self.limit.saturating_sub(self.scheduled);
-        let full = (p.batch_events as u64).min(left);
+        let mut full = (p.batch_events as u64).min(left);
+        // A batch holds the events due in one second (the one its first is due in), so
+        // everything about it counts in that second (the window rule).
+        if let Some(s) = self.event_second(p, self.scheduled + 1)
+            && !self.closed
+        {
+            let in_second = self
+                .owed_at(p, f64::from(s) + 1.0)
+                .saturating_sub(self.scheduled)
+                .max(1);
+            full = full.min(in_second);
+        }
         match (&p.lane, &p.mix) {
             (Some(l), _) if left > 0 => l.same_stage(self.scheduled, full),
             (_, Some(m)) => m
@@ -702,12 +755,23 @@ impl Worker {
     }
 
     fn generation_done(&self, p: &WorkerPlan, now: Instant) -> bool {
-        p.abort.is_set()
-            || p.schedule.stop_requested()
-            || self.scheduled >= self.limit
-            // A worker that fell behind stops at the deadline; the report shows the shortfall.
-            // A closed loop has no schedule to catch up on: it stops at the deadline itself.
-            || self.ends_at.is_some_and(|e| now >= e + self.final_flush())
+        if p.abort.is_set() || p.schedule.stop_requested() {
+            return true;
+        }
+        // A worker that fell behind stops at the deadline; the report shows the shortfall.
+        // A closed loop has no schedule to catch up on: it stops at the deadline itself.
+        let past_deadline = self
+            .ends_at
+            .is_some_and(|e| now >= e.checked_add(self.final_flush()).unwrap_or(e));
+        let all_sent = self.scheduled >= self.limit;
+        match p.stop_after {
+            // A run by time lasts its `stop.after` however few events are due in it (a rate
+            // so low that none is due in a second, or none at all, is still a run of that
+            // length: control may raise the rate again); while paused short of it, the end
+            // is not known yet.
+            Some(_) => past_deadline || (all_sent && self.ends_at.is_some_and(|e| now >= e)),
+            None => all_sent || past_deadline,
+        }
     }
 
     fn final_flush(&self) -> Duration {
@@ -730,11 +794,39 @@ impl Worker {
             Some(t_full) => t_full.min(t_first + LINGER.as_secs_f64()),
             None => t_first + LINGER.as_secs_f64(),
         };
-        Some(p.start + Duration::from_secs_f64(t))
+        // A rate so low that the next batch is due beyond what a clock can say: never.
+        Duration::try_from_secs_f64(t)
+            .ok()
+            .and_then(|d| p.start.checked_add(d))
     }
 
     /// How many events the batch sent at `now` carries: those due by now, at least one, at
     /// most a full batch.
+    /// The second this worker's `k`-th event (from 1) is due in: the `s` with `owed_at(s) <
+    /// k <= owed_at(s + 1)` (an event due on the dot of a second belongs to the one it ends,
+    /// as `due` counts it); the current interval in a closed loop; `None` when it is never
+    /// due as the schedule stands.
+    fn event_second(&self, p: &WorkerPlan, k: u64) -> Option<u32> {
+        if self.closed {
+            return Some(self.intervals);
+        }
+        let t = self.time_of(p, k)?;
+        if !t.is_finite() || t >= f64::from(u32::MAX) {
+            return None;
+        }
+        let mut s = t.max(0.0).floor() as u32;
+        for _ in 0..3 {
+            if s > 0 && self.owed_at(p, f64::from(s)) >= k {
+                s -= 1;
+            } else if self.owed_at(p, f64::from(s) + 1.0) < k {
+                s += 1;
+            } else {
+                break;
+            }
+        }
+        Some(s)
+    }
+
     fn batch_size(&self, p: &WorkerPlan, now: Instant) -> u64 {
         let owed = self.owed_at(p, now.duration_since(p.start).as_secs_f64());
         owed.saturating_sub(self.scheduled)
@@ -749,11 +841,16 @@ impl Worker {
 
     fn run(&mut self, p: &mut WorkerPlan) {
         let mut events = Events::with_capacity(256);
-        let mut next_interval = p.start + INTERVAL;
         let mut drain_deadline: Option<Instant> = None;
         loop {
             let now = Instant::now();
             self.count_held(now);
+            // One interval per second that has ended (its k-th is second k, even after a
+            // stall), before anything of the new second is counted.
+            while now >= self.next_interval {
+                self.send_interval(p, now, false);
+                self.next_interval += INTERVAL;
+            }
             let gen_done = self.generation_done(p, now);
             if gen_done && drain_deadline.is_none() {
                 drain_deadline = Some(now + p.timeouts.drain);
@@ -764,15 +861,8 @@ impl Worker {
             self.dispatch(p, now, gen_done);
             self.note_held(p, now, gen_done);
             self.check_reachable(p, now, gen_done);
-            if now >= next_interval {
-                self.send_interval(p, now, false);
-                next_interval += INTERVAL;
-                if next_interval < now {
-                    next_interval = now + INTERVAL;
-                }
-            }
-            // Control is followed once the second that has ended is closed, so what it
-            // brings (a cut's reconnects) counts in the second it happens in.
+            // Control is followed once the second that has ended is closed (above), so what
+            // it brings (a cut's reconnects) counts in the second it happens in.
             self.follow_schedule(p, now);
             if gen_done
                 && (!self.busy() || p.abort.is_set() || drain_deadline.is_some_and(|d| now >= d))
@@ -780,7 +870,7 @@ impl Worker {
                 self.give_up_unfinished();
                 break;
             }
-            let timeout = self.next_wakeup(p, now, gen_done, next_interval, drain_deadline);
+            let timeout = self.next_wakeup(p, now, gen_done, self.next_interval, drain_deadline);
             if let Err(e) = p.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     p.abort.set(AbortReason::Io(format!("poll failed: {e}")));
@@ -1022,10 +1112,12 @@ impl Worker {
                     _ => None,
                 })
                 .min();
-            let slot = match retry {
+            // Everything about a batch, its sends included, counts in its second.
+            let (slot, began) = match retry {
                 Some((_, k)) => {
+                    let began = self.enter(self.batches[k].second);
                     self.counters.batches_retried += 1;
-                    k
+                    (k, began)
                 }
                 None => {
                     if gen_done {
@@ -1039,7 +1131,10 @@ impl Worker {
                     let Some(due) = self.next_due(p) else {
                         continue;
                     };
-                    if due > now {
+                    // Never before its second's interval: a batch's figures count in the
+                    // intervals of its second or later, never in an earlier one.
+                    let second = self.event_second(p, self.scheduled + 1).unwrap_or(u32::MAX);
+                    if due > now || second > self.intervals {
                         break;
                     }
                     let ack_slot = self.ack_slot;
@@ -1052,21 +1147,27 @@ impl Worker {
                         break;
                     };
                     let t0 = Instant::now();
+                    let began = self.enter(second);
                     self.render(p, k, due, now);
+                    self.batches[k].second = second;
                     self.counters.processing_ns += t0.elapsed().as_nanos() as u64;
-                    if self.batches[k].events == 0 {
+                    let events = self.batches[k].events;
+                    if events > 0 {
+                        if !self.closed {
+                            let lag = now.saturating_duration_since(due).as_nanos() as u64;
+                            self.counters.lag_ns_sum += lag;
+                            self.counters.lag_ns_max = self.counters.lag_ns_max.max(lag);
+                        }
+                        self.counters.events_sent += events;
+                        if let Some(t) = self.parts.as_deref_mut() {
+                            t.sent(&self.batches[k].parts);
+                        }
+                    }
+                    if events == 0 {
+                        self.leave(began);
                         continue;
                     }
-                    if !self.closed {
-                        let lag = now.saturating_duration_since(due).as_nanos() as u64;
-                        self.counters.lag_ns_sum += lag;
-                        self.counters.lag_ns_max = self.counters.lag_ns_max.max(lag);
-                    }
-                    self.counters.events_sent += self.batches[k].events;
-                    if let Some(t) = self.parts.as_deref_mut() {
-                        t.sent(&self.batches[k].parts);
-                    }
-                    k
+                    (k, began)
                 }
             };
             if !p.targets.is_empty() {
@@ -1074,6 +1175,7 @@ impl Worker {
             }
             self.send_slot(p, i, slot, now);
             self.counters.batches_sent += 1;
+            self.leave(began);
             self.took_request(p, now);
         }
     }
@@ -1476,6 +1578,7 @@ impl Worker {
     /// Batch `slot` is done (accepted, or written for syslog): count it, record both latencies
     /// (from the schedule and from the write of this attempt), free the slot.
     fn accepted(&mut self, slot: usize, now: Instant) {
+        let began = self.enter(self.batches[slot].second);
         let b = &mut self.batches[slot];
         self.counters.events_accepted += b.events;
         if self.draining {
@@ -1498,11 +1601,13 @@ impl Worker {
             t.accepted_at(b.target, b.events, lat, svc);
         }
         b.state = SlotState::Free;
+        self.leave(began);
     }
 
     /// Batch `slot` failed for good (refused, given up after its retries, never finished):
     /// its events are counted failed and their seqs given up.
     fn failed_for_good(&mut self, slot: usize) {
+        let began = self.enter(self.batches[slot].second);
         let b = &mut self.batches[slot];
         self.counters.events_failed += b.events;
         self.counters.batches_failed += 1;
@@ -1523,6 +1628,7 @@ impl Worker {
             t.failed_at(b.target, b.events);
         }
         b.state = SlotState::Free;
+        self.leave(began);
     }
 
     /// A syslog batch is fully handed to the kernel: that is all syslog can tell.
@@ -1683,6 +1789,7 @@ impl Worker {
             self.counters.protocol_errors += 1;
             return;
         };
+        let began = self.enter(self.batches[slot].second);
         let b = &mut self.batches[slot];
         match outcome {
             Outcome::Accepted { ack_id } => {
@@ -1712,11 +1819,13 @@ impl Worker {
                 self.failed_for_good(slot);
             }
         }
+        self.leave(began);
     }
 
     /// Batch `slot` goes again after `wait` (a jittered backoff when the target gave no
     /// Retry-After), unless it has had its attempts or its retry time: then it fails, counted.
     fn retry_or_give_up(&mut self, slot: usize, now: Instant, wait: Option<Duration>) {
+        let began = self.enter(self.batches[slot].second);
         let t = self.timeouts;
         let b = &mut self.batches[slot];
         let wait = wait.unwrap_or_else(|| backoff(b.attempts, b.intended));
@@ -1729,6 +1838,7 @@ impl Worker {
         } else {
             b.state = SlotState::Waiting(now + wait);
         }
+        self.leave(began);
     }
 
     /// The connection broke: count it, resend its batch on another attempt, reconnect.
@@ -1782,10 +1892,71 @@ impl Worker {
             if Some(k) == self.ack_slot {
                 self.batches[k].state = SlotState::Free;
             } else if self.batches[k].state != SlotState::Free {
+                let began = self.enter(self.batches[k].second);
                 self.counters.events_unfinished += self.batches[k].events;
                 self.failed_for_good(k);
+                self.leave(began);
             }
         }
+    }
+
+    /// The figures of a batch of second `t` (its events are due in it) are about to be
+    /// counted (until `leave`): they go to that second (`by_second`), and a warm-up
+    /// batch's, once the warm-up's intervals are sent, to the warm-up's tail instead of this
+    /// interval (so a measured second holds none of them). True when this call began the
+    /// counting; a call inside another's joins it.
+    fn enter(&mut self, t: u32) -> bool {
+        if self.counting.is_some() {
+            return false;
+        }
+        let tail = t < self.warm_s && self.intervals >= self.warm_s && self.warm_tail.is_some();
+        if tail {
+            self.swap_tail();
+        }
+        self.counting = Some((t, Scheduled::of(&self.counters), tail));
+        true
+    }
+
+    /// The counting `enter` began is over: what it added goes to its batch's second.
+    fn leave(&mut self, began: bool) {
+        if !began {
+            return;
+        }
+        if let Some((t, before, tail)) = self.counting.take() {
+            let added = Scheduled::of(&self.counters).since(before);
+            add_by_second(&mut self.by_second, t, &added);
+            if tail {
+                self.swap_tail();
+            }
+        }
+    }
+
+    /// Trades this interval's figures for the warm-up's tail (and back).
+    fn swap_tail(&mut self) {
+        if let Some(w) = self.warm_tail.as_deref_mut() {
+            std::mem::swap(&mut self.counters, &mut w.counters);
+            std::mem::swap(&mut self.latency, &mut w.latency);
+            std::mem::swap(&mut self.service, &mut w.service);
+        }
+    }
+
+    /// The first second that may still get figures from this worker: that of its oldest
+    /// batch not yet answered, or of the next batch when it is already due (behind
+    /// schedule); else the next second.
+    fn settled_before(&self, p: &WorkerPlan) -> u32 {
+        let mut first = self.intervals.saturating_add(1);
+        for (k, b) in self.batches.iter().enumerate() {
+            if b.state != SlotState::Free && Some(k) != self.ack_slot {
+                first = first.min(b.second);
+            }
+        }
+        if !self.draining
+            && self.scheduled < self.limit
+            && let Some(s) = self.event_second(p, self.scheduled + 1)
+        {
+            first = first.min(s);
+        }
+        first
     }
 
     fn send_interval(&mut self, p: &WorkerPlan, now: Instant, last: bool) {
@@ -1805,12 +1976,12 @@ impl Worker {
         let cpu = thread_cpu_ns();
         self.counters.cpu_ns = cpu.saturating_sub(self.cpu_mark);
         self.cpu_mark = cpu;
-        let (lat, svc) = match p.back.try_recv() {
-            Ok(pair) => pair,
-            Err(_) => (new_histogram(), new_histogram()),
-        };
-        let latency = std::mem::replace(&mut self.latency, lat);
-        let service = std::mem::replace(&mut self.service, svc);
+        let back = p.back.try_recv().unwrap_or_default();
+        let latency = std::mem::replace(&mut self.latency, back.latency);
+        let service = std::mem::replace(&mut self.service, back.service);
+        let by_second = std::mem::replace(&mut self.by_second, back.by_second);
+        let settled_before = self.settled_before(p);
+        self.intervals = self.intervals.saturating_add(1);
         let counters = std::mem::take(&mut self.counters);
         let account = last.then(|| {
             let mut a = std::mem::take(&mut self.account);
@@ -1827,6 +1998,9 @@ impl Worker {
             counters,
             latency,
             service,
+            by_second,
+            settled_before,
+            warm_tail: if last { self.warm_tail.take() } else { None },
             last,
             account,
             phases,

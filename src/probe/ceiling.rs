@@ -36,7 +36,11 @@ pub fn search(ctx: &mut Ctx<'_>, left: Duration) -> Step {
             Exit::Invalid,
         );
     }
-    p.max_steps = p.max_steps.min(fit);
+    if fit < p.max_steps {
+        // Running out of these steps is running out of time.
+        p.max_steps = fit;
+        p.steps_fit_time = true;
+    }
     let ov = Overrides {
         seed: ctx.config.seed,
         ..Overrides::default()

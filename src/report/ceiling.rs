@@ -80,7 +80,9 @@ pub struct Ceiling {
     /// The gap reached, as a share of the ceiling.
     pub gap: Option<f64>,
     /// Whose limit the ceiling is: `target`, `target down`, `request cap`, `generator`,
-    /// `max_eps` (the search's own bound) or `max_steps` (it ran out of steps).
+    /// `max_eps` (the search's own bound); or no ceiling was found: `out of steps`
+    /// (`max_steps` ran out), `out of time` (`probe --ceiling`: the time left ran out),
+    /// `aborted` (a step aborted the search).
     #[serde(deserialize_with = "crate::report::de::leak")]
     pub limited_by: &'static str,
     /// The limit in words.
@@ -165,6 +167,12 @@ pub fn step_line(s: &StepRow) -> String {
 /// The result in one sentence.
 pub fn headline(c: &Ceiling) -> String {
     match (c.ceiling_eps, c.limited_by) {
+        (held, "aborted") => format!(
+            "the search stopped: a step aborted{} ({})",
+            held.map(|x| format!(" after {x:.0} eps held"))
+                .unwrap_or_default(),
+            c.detail
+        ),
         (None, _) => format!(
             "no rate tried was sustained (lowest tried {:.0} eps): {}",
             c.steps
@@ -185,6 +193,9 @@ pub fn headline(c: &Ceiling) -> String {
             "{x:.0} eps under limits.max_requests_per_sec, not the target's ceiling ({})",
             c.detail
         ),
+        (Some(x), who @ ("out of steps" | "out of time")) => {
+            format!("{who}: held {x:.0} eps, no ceiling found ({})", c.detail)
+        }
         (Some(x), who) => {
             let above = c
                 .first_failed_eps

@@ -328,6 +328,12 @@ fn rebuild(parts: &[Part], config: &Config) -> Result<(RunResult, Context), Merg
         duration: Duration::from_nanos((end - start).max(0) as u64),
         threads: parts.iter().map(|p| p.shard.threads).sum(),
         connections: parts.iter().map(|p| p.shard.connections).sum(),
+        // A shard's report keeps what it measured; the stores were asked by each shard.
+        all_totals: totals.clone(),
+        // A shard's section keeps no more; a merge judges no ceiling.
+        answered_in_window: totals
+            .events_accepted
+            .saturating_sub(totals.events_accepted_in_drain),
         totals,
         latency,
         service,

@@ -32,7 +32,7 @@ use serde::ser::{SerializeStruct, Serializer};
 use std::time::Duration;
 
 use crate::stats::Counters;
-use crate::stats::result::RunResult;
+use crate::stats::result::{AbortReason, RunResult};
 use crate::stats::snapshot::ControlMark;
 /// What the store says it received for this run, beside what the run says was accepted (the
 /// same figures a snapshot carries as `stored`).
@@ -256,6 +256,11 @@ pub struct Summary {
     /// accepted in it (counted in `events_accepted`, never in a rate's denominator).
     pub drain_s: f64,
     pub events_accepted_in_drain: u64,
+    /// Accepted events whose answers came in the window, whichever second their batch was
+    /// due in (the warm-up's late answers among them, the window's drain answers not): the
+    /// target's completion rate over the window (what a ceiling step's throughput is).
+    #[serde(default)]
+    pub events_answered_in_window: u64,
     /// Request bytes per second of the window, in MB (10^6) and as GB (10^9) per day.
     pub mb_per_s: f64,
     pub gb_per_day: f64,
@@ -285,9 +290,11 @@ pub struct Summary {
     pub lag_ms_mean: f64,
     /// Events the schedule wanted that were never sent.
     pub shortfall_events: u64,
-    /// Whose the shortfall is: `none`, `generator` (busy rendering while connections were
-    /// free), `target` (every connection waiting for an answer), `target down` (no
-    /// connection open) or `request cap`.
+    /// Whose the shortfall is (`Blame`): `none`; an aborted run's abort (`abort: auth`,
+    /// `abort: tls`, `abort: unreachable`, `abort: io`); `target down` (no connection open),
+    /// `target` (every connection waiting for an answer), `request cap`; a stopped run's stop
+    /// (`stop: signal`, `stop: control`); else `generator` (busy rendering while connections
+    /// were free).
     #[serde(deserialize_with = "crate::report::de::leak")]
     pub shortfall_by: &'static str,
     /// Time spent rendering and framing batches, summed over worker threads (Rally's
@@ -607,29 +614,132 @@ pub(crate) fn rfc3339(ns: i64) -> String {
     String::from_utf8(v).unwrap_or_default()
 }
 
-/// Whose a shortfall is (Rally's split of latency into service and processing time): what
-/// held due batches back longest, if that was over a tenth of the window — no connection open
-/// (`target down`), every one waiting for an answer or a retry (`target`), the configured
-/// request cap (`request cap`) — else the generator (it rendered, or this machine ran it, too
-/// slowly).
+/// Whose a shortfall is: the one vocabulary of `summary.shortfall_by`, `loss.not_sent_by`,
+/// the text report and the panel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blame {
+    /// Nothing due went unsent.
+    None,
+    /// The run was stopped before these were sent: by SIGINT/SIGTERM, or by control.
+    Signal,
+    Control,
+    /// The run aborted (its reason): the credentials refused, the TLS handshake failed, the
+    /// target never reached, an I/O error.
+    Auth,
+    Tls,
+    Unreachable,
+    Io,
+    /// No connection was open.
+    TargetDown,
+    /// Every connection was waiting for an answer or a retry.
+    Target,
+    /// `limits.max_requests_per_sec` held due batches back.
+    RequestCap,
+    /// None of the above: the generator rendered (or this machine ran it) too slowly.
+    Generator,
+}
+
+impl Blame {
+    /// Every blame.
+    pub const ALL: [Blame; 11] = [
+        Blame::None,
+        Blame::Signal,
+        Blame::Control,
+        Blame::Auth,
+        Blame::Tls,
+        Blame::Unreachable,
+        Blame::Io,
+        Blame::TargetDown,
+        Blame::Target,
+        Blame::RequestCap,
+        Blame::Generator,
+    ];
+
+    /// The name in `shortfall_by`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Blame::None => "none",
+            Blame::Signal => "stop: signal",
+            Blame::Control => "stop: control",
+            Blame::Auth => "abort: auth",
+            Blame::Tls => "abort: tls",
+            Blame::Unreachable => "abort: unreachable",
+            Blame::Io => "abort: io",
+            Blame::TargetDown => "target down",
+            Blame::Target => "target",
+            Blame::RequestCap => "request cap",
+            Blame::Generator => "generator",
+        }
+    }
+
+    /// The blame a name in `shortfall_by` stands for (`None` for one it does not know).
+    pub fn named(name: &str) -> Option<Blame> {
+        Blame::ALL.iter().copied().find(|b| b.as_str() == name)
+    }
+
+    /// Whose it is, in words, for the text report.
+    pub fn words(self) -> &'static str {
+        match self {
+            Blame::None => "nothing due went unsent",
+            Blame::Signal => "the stop's: SIGINT or SIGTERM ended the run before they were sent",
+            Blame::Control => "the stop's: control stopped the run before they were sent",
+            Blame::Auth => "the abort's: the target refused the credentials",
+            Blame::Tls => "the abort's: the TLS handshake failed",
+            Blame::Unreachable => "the abort's: the target could not be reached",
+            Blame::Io => "the abort's: an I/O error ended the run",
+            Blame::TargetDown => "the target's: no connection was open — the target was down",
+            Blame::Target => "the target's: every connection was waiting for an answer",
+            Blame::RequestCap => {
+                "the request cap's: limits.max_requests_per_sec held due batches back"
+            }
+            Blame::Generator => {
+                "the generator's: it rendered too slowly while connections were free"
+            }
+        }
+    }
+
+    /// The abort's blame, or the stop's.
+    fn of_abort(a: &AbortReason) -> Blame {
+        match a {
+            AbortReason::Interrupted => Blame::Signal,
+            AbortReason::Stopped => Blame::Control,
+            AbortReason::Auth(_) => Blame::Auth,
+            AbortReason::Tls(_) => Blame::Tls,
+            AbortReason::Unreachable(_) => Blame::Unreachable,
+            AbortReason::Io(_) => Blame::Io,
+        }
+    }
+}
+
+/// Whose a shortfall is (Rally's split of latency into service and processing time). An
+/// aborted run's is the abort's (it ended the run: auth, TLS, unreachable, I/O). Otherwise
+/// what held due batches back longest, if that was over a tenth of the window — no
+/// connection open (`target down`), every one waiting for an answer or a retry (`target`),
+/// the configured request cap (`request cap`); else a stop's is the stop's (a signal,
+/// control: what was not yet due to leave when it came); else the generator's (it rendered,
+/// or this machine ran it, too slowly).
 pub fn shortfall_by(
     shortfall: u64,
+    abort: Option<&AbortReason>,
     c: &Counters,
     threads: usize,
     window: Duration,
-) -> &'static str {
+) -> Blame {
     if shortfall == 0 {
-        return "none";
+        return Blame::None;
+    }
+    if let Some(a) = abort.filter(|a| !a.is_stop()) {
+        return Blame::of_abort(a);
     }
     let budget = window.as_nanos() as f64 * threads.max(1) as f64 * 0.1;
     let causes = [
-        (c.target_down_ns, "target down"),
-        (c.wait_for_target_ns, "target"),
-        (c.held_by_cap_ns, "request cap"),
+        (c.target_down_ns, Blame::TargetDown),
+        (c.wait_for_target_ns, Blame::Target),
+        (c.held_by_cap_ns, Blame::RequestCap),
     ];
     match causes.iter().max_by_key(|(ns, _)| *ns) {
-        Some((ns, who)) if *ns as f64 >= budget => who,
-        _ => "generator",
+        Some((ns, who)) if *ns as f64 >= budget => *who,
+        _ => abort.map_or(Blame::Generator, Blame::of_abort),
     }
 }
 
@@ -656,9 +766,11 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         warmup_s: r.warmup.as_secs_f64(),
         drain_s: r.drain.as_secs_f64(),
         events_accepted_in_drain: c.events_accepted_in_drain,
+        events_answered_in_window: r.answered_in_window,
         mb_per_s: per_s(c.bytes_sent as f64) / 1e6,
         gb_per_day: per_s(c.bytes_sent as f64) * 86_400.0 / 1e9,
-        shortfall_by: shortfall_by(shortfall_events, c, r.threads, r.window),
+        shortfall_by: shortfall_by(shortfall_events, r.abort.as_ref(), c, r.threads, r.window)
+            .as_str(),
         processing_ms: c.processing_ns as f64 / 1e6,
         worker_cpu_ms: c.cpu_ns as f64 / 1e6,
         worker_cpu_share: {
@@ -946,6 +1058,44 @@ mod tests {
             .filter(|k| !v[**k].is_null())
             .map(|k| k.to_string())
             .collect()
+    }
+
+    #[test]
+    fn an_abort_or_a_stop_owns_the_shortfall_and_the_evidence_comes_before_a_stop() {
+        let w = Duration::from_secs(10);
+        let quiet = Counters::default();
+        let waited = Counters {
+            wait_for_target_ns: 5_000_000_000,
+            ..Counters::default()
+        };
+        let by = |n, a: Option<AbortReason>, c: &Counters| shortfall_by(n, a.as_ref(), c, 1, w);
+        assert_eq!(by(0, Some(AbortReason::Interrupted), &waited), Blame::None);
+        // An abort ended the run: its reason, whatever waited before.
+        assert_eq!(
+            by(5, Some(AbortReason::Auth("401".into())), &waited),
+            Blame::Auth
+        );
+        assert_eq!(
+            by(5, Some(AbortReason::Tls("x".into())), &quiet),
+            Blame::Tls
+        );
+        assert_eq!(
+            by(5, Some(AbortReason::Unreachable("x".into())), &quiet),
+            Blame::Unreachable
+        );
+        assert_eq!(by(5, Some(AbortReason::Io("x".into())), &quiet), Blame::Io);
+        // A stop: what held batches back, if anything did for long; else the stop.
+        assert_eq!(by(5, Some(AbortReason::Interrupted), &quiet), Blame::Signal);
+        assert_eq!(by(5, Some(AbortReason::Stopped), &quiet), Blame::Control);
+        assert_eq!(by(5, Some(AbortReason::Stopped), &waited), Blame::Target);
+        // Neither: the evidence, else the generator.
+        assert_eq!(by(5, None, &waited), Blame::Target);
+        assert_eq!(by(5, None, &quiet), Blame::Generator);
+        for b in Blame::ALL {
+            assert_eq!(Blame::named(b.as_str()), Some(b));
+            assert!(!b.words().is_empty());
+        }
+        assert_eq!(Blame::named("nobody"), None);
     }
 
     #[test]

@@ -241,14 +241,8 @@ fn counts(o: &mut String, s: &Summary) {
 }
 
 /// Whose a shortfall is, in words.
-fn shortfall_words(by: &str) -> &'static str {
-    match by {
-        "generator" => " (the generator's: it rendered too slowly while connections were free)",
-        "target" => " (the target's: every connection was waiting for an answer)",
-        "target down" => " (the target's: no connection was open — the target was down)",
-        "request cap" => " (the request cap's: limits.max_requests_per_sec held due batches back)",
-        _ => "",
-    }
+fn shortfall_words(by: &str) -> String {
+    crate::report::Blame::named(by).map_or_else(String::new, |b| format!(" ({})", b.words()))
 }
 
 fn problems(o: &mut String, s: &Summary) {
@@ -296,7 +290,7 @@ fn problems(o: &mut String, s: &Summary) {
         if s.shortfall_events > 0 {
             shortfall_words(s.shortfall_by)
         } else {
-            ""
+            String::new()
         }
     );
     let waits = [

@@ -50,6 +50,9 @@ pub struct Params {
     pub hold: Duration,
     pub warmup: Duration,
     pub max_steps: u32,
+    /// `max_steps` is what the time left allowed (`probe --ceiling`'s `--timeout`), not the
+    /// config's: running out of steps is running out of time.
+    pub steps_fit_time: bool,
 }
 
 impl Params {
@@ -67,6 +70,7 @@ impl Params {
                 hold: Duration::from_secs(10),
                 warmup: Duration::from_secs(2),
                 max_steps: 20,
+                steps_fit_time: false,
             },
         )
     }
@@ -85,6 +89,7 @@ impl Params {
                 hold: Duration::from_secs(3),
                 warmup: Duration::from_secs(1),
                 max_steps: 10,
+                steps_fit_time: false,
             },
         )
     }
@@ -112,6 +117,7 @@ impl Params {
             hold: hold.map_or(d.hold, |h| h.0),
             warmup: warmup.map_or(d.warmup, |h| h.0),
             max_steps: max_steps.unwrap_or(d.max_steps),
+            steps_fit_time: false,
         }
     }
 }
@@ -135,8 +141,10 @@ pub enum End {
     MaxEps,
     /// Not even `min_eps` held.
     MinEps,
-    /// `max_steps` were used up first.
+    /// `max_steps` were used up first (the time left, for `probe --ceiling`).
     MaxSteps,
+    /// A step aborted the search (auth, an unreachable target, …): the verdict says why.
+    Aborted,
 }
 
 impl Search {
@@ -229,9 +237,12 @@ pub fn judge(n: u32, phase: Phase, rep: &Report, f: StepFacts) -> StepRow {
         .filter(|r| f64::from(r.t) >= s.warmup_s)
         .collect();
     let backlog_end = hold_rows.last().map_or(0, |r| r.backlog_events);
-    // Achieved over the hold itself: events answered in the drain came after it.
+    // Achieved over the hold: what the target completed in it (answers that came in the
+    // drain after it left out, the warm-up's that came in it counted), and never more than
+    // the hold's own events accepted: a target that flushes a stalled warm-up in the hold
+    // has not done more than it was offered.
     let achieved_eps = if s.window_s > 0.0 {
-        (s.events_accepted - s.events_accepted_in_drain) as f64 / s.window_s
+        s.events_answered_in_window.min(s.events_accepted) as f64 / s.window_s
     } else {
         0.0
     };
@@ -430,8 +441,13 @@ fn whose(rep: &Report, refused: u64, errors: u64, f: StepFacts) -> (&'static str
     }
     match s.shortfall_by {
         who @ ("target" | "target down" | "request cap") => waited(who),
-        "generator" if s.wait_for_target_ms > s.processing_ms => waited("target"),
-        "generator" => generator(),
+        // A step the search stopped (it could not pass): whatever made it hopeless.
+        "generator" | "stop: control" | "stop: signal"
+            if s.wait_for_target_ms > s.processing_ms =>
+        {
+            waited("target")
+        }
+        "generator" | "stop: control" | "stop: signal" => generator(),
         // Every due event was sent: what fell short was the answers.
         _ if s.events_accepted_in_drain > 0 || s.lag_ms_max < f.p99_limit_ms / 2.0 => (
             "target",
@@ -492,7 +508,7 @@ pub fn find(
             last = Some(outcome);
         }
         if fatal.is_some() {
-            break End::MaxSteps;
+            break End::Aborted;
         }
     };
     let ceiling = summarise(&search, p, end, rows);
@@ -615,25 +631,26 @@ fn summarise(search: &Search, p: &Params, end: End, steps: Vec<StepRow>) -> Ceil
                 .unwrap_or(std::cmp::Ordering::Equal)
         })
     });
+    let last_failure = failing
+        .and_then(|f| f.why.last().cloned())
+        .map(|w| format!("; the last failure: {w}"))
+        .unwrap_or_default();
     let (limited_by, detail) = match (end, failing) {
         (End::MaxEps, _) => (
             "max_eps",
             format!("workload.ceiling.max_eps is {:.0}", p.max_eps),
         ),
-        (End::MaxSteps, Some(f)) if !gap_ok(search, p) => (
-            "max_steps",
-            format!(
-                "{} steps used before the gap closed to {:.0} %; the last failure: {}",
-                steps.len(),
-                p.precision * 100.0,
-                f.why.last().cloned().unwrap_or_default()
-            ),
+        (End::MaxSteps, _) => out_of_steps(search, p, steps.len(), &last_failure),
+        (End::Aborted, _) => (
+            "aborted",
+            "a step aborted, so the search stopped (the verdict says why)".to_string(),
         ),
         (_, Some(f)) => (
             f.limited_by.unwrap_or("target"),
             f.why.last().cloned().unwrap_or_default(),
         ),
-        (_, None) => ("max_steps", format!("{} steps used", steps.len())),
+        // Precise or at min_eps needs a failure; a search that has none ran out of steps.
+        (_, None) => out_of_steps(search, p, steps.len(), &last_failure),
     };
     Ceiling {
         ceiling_eps,
@@ -651,13 +668,47 @@ fn summarise(search: &Search, p: &Params, end: End, steps: Vec<StepRow>) -> Ceil
     }
 }
 
-fn gap_ok(search: &Search, p: &Params) -> bool {
-    matches!((search.good(), search.bad()), (Some(g), Some(b)) if b - g <= g * p.precision)
+/// A search that ran out of steps (or, fitted into a probe, of time) before it found the
+/// ceiling: its own result, with the highest rate held so far and what is known above it.
+fn out_of_steps(
+    search: &Search,
+    p: &Params,
+    n: usize,
+    last_failure: &str,
+) -> (&'static str, String) {
+    let (who, why) = if p.steps_fit_time {
+        (
+            "out of time",
+            format!("the time left held {n} steps (a longer --timeout goes further)"),
+        )
+    } else {
+        (
+            "out of steps",
+            format!(
+                "workload.ceiling.max_steps is {} (more steps go further)",
+                p.max_steps
+            ),
+        )
+    };
+    let detail = match (search.good(), search.bad()) {
+        (Some(g), None) => {
+            format!("every step held, up to {g:.0} eps: the ceiling is above it; {why}")
+        }
+        (Some(g), Some(b)) => format!(
+            "{g:.0} eps held, {b:.0} eps did not; the gap did not close to {:.0} %: {why}{last_failure}",
+            p.precision * 100.0
+        ),
+        (None, Some(b)) => format!("no rate held, down to {b:.0} eps: {why}{last_failure}"),
+        (None, None) => format!("no step ran: {why}"),
+    };
+    (who, detail)
 }
 
 /// The search's exit code: 0 when it found the target's ceiling to the precision (or every
-/// step held up to `max_eps`); 5 when a store lost accepted events; 3 when the limit found is
-/// not the target's, or no rate held, or the steps ran out first.
+/// step held up to `max_eps`); 5 when a store lost accepted events; 6 when the target was
+/// down; 3 when the limit found is not the target's, or no rate held, or the steps (the
+/// time) ran out first — a floor is not a ceiling: `out of steps`/`out of time` with the
+/// highest rate held so far.
 pub fn verdict(c: &Ceiling) -> (Exit, Vec<String>) {
     let lost: u64 = c.steps.iter().filter(|s| s.lost_or_doubled > 0).count() as u64;
     if lost > 0 {
@@ -733,6 +784,9 @@ mod tests {
             duration: Duration::from_secs(4),
             threads: 1,
             connections: 4,
+            all_totals: c.clone(),
+            // What came before the drain, answered in the hold.
+            answered_in_window: c.events_accepted - c.events_accepted_in_drain,
             totals: c,
             latency: lat,
             service: svc,
@@ -851,6 +905,32 @@ mod tests {
     }
 
     #[test]
+    fn the_holds_throughput_counts_the_warm_ups_answers_in_it_and_never_passes_offered() {
+        // The hold's own 3,000 events all accepted; 500 answered in the drain, and the
+        // warm-up's last 500 answered in the hold: the target kept pace.
+        let mut c = sent(3000, 3000);
+        c.events_accepted_in_drain = 500;
+        let mut rep = report(c.clone(), 300, 400, &CALM);
+        rep.summary.events_answered_in_window = 3000;
+        let row = judge(1, Phase::Up, &rep, facts());
+        assert!(row.sustained, "{:?}", row.why);
+        assert!(
+            (row.achieved_eps - 1000.0).abs() < 0.01,
+            "{}",
+            row.achieved_eps
+        );
+        // A warm-up flushed in the hold (1,100 answered per second) is not more than offered.
+        rep.summary.events_answered_in_window = 3300;
+        let row = judge(1, Phase::Up, &rep, facts());
+        assert!(
+            (row.achieved_eps - 1000.0).abs() < 0.01,
+            "{}",
+            row.achieved_eps
+        );
+        assert!(row.achieved_eps <= row.target_eps);
+    }
+
+    #[test]
     fn a_saturated_generator_is_ours_whatever_else_waited() {
         let mut c = sent(2400, 2400);
         c.cpu_ns = 3_900_000_000;
@@ -912,6 +992,7 @@ mod tests {
             hold: Duration::from_secs(10),
             warmup: Duration::from_secs(2),
             max_steps: 30,
+            steps_fit_time: false,
         }
     }
 
@@ -966,6 +1047,91 @@ mod tests {
         let (s, end, tried) = against(p, 3000.0);
         assert_eq!((end, tried.len()), (End::MaxSteps, 4));
         assert_eq!((s.good(), s.bad()), (Some(3000.0), Some(4000.0)));
+    }
+
+    fn row(n: u32, eps: f64, sustained: bool) -> StepRow {
+        StepRow {
+            step: n,
+            phase: Phase::Up,
+            run_id: format!("r-c{n:02}"),
+            target_eps: eps,
+            achieved_eps: if sustained { eps } else { eps / 2.0 },
+            eps_ratio: if sustained { 1.0 } else { 0.5 },
+            p50_ms: 1.0,
+            p99_ms: 2.0,
+            service_p99_ms: 2.0,
+            events_failed: 0,
+            errors: 0,
+            refused: 0,
+            backlog_events: 0,
+            lag_ms_max: 1.0,
+            worker_cpu_share: 0.1,
+            sustained,
+            limited_by: (!sustained).then_some("target"),
+            why: if sustained {
+                Vec::new()
+            } else {
+                vec!["the target: all 4 connections waiting for answers".into()]
+            },
+            stopped_early: false,
+            lost_or_doubled: 0,
+        }
+    }
+
+    /// The search's result and verdict when `held` rates held and `failed` did not, in that
+    /// order, with `max_steps` as many steps.
+    fn ran_out(held: &[f64], failed: &[f64], fit_time: bool) -> (Ceiling, Exit, Vec<String>) {
+        let mut p = params();
+        p.max_steps = (held.len() + failed.len()) as u32;
+        p.steps_fit_time = fit_time;
+        let mut s = Search::new(p.clone());
+        let mut rows = Vec::new();
+        for (k, (&eps, ok)) in held
+            .iter()
+            .map(|e| (e, true))
+            .chain(failed.iter().map(|e| (e, false)))
+            .enumerate()
+        {
+            s.record(eps, ok);
+            rows.push(row(k as u32 + 1, eps, ok));
+        }
+        let end = s.next().unwrap_err();
+        let c = summarise(&s, &p, end, rows);
+        let (exit, why) = verdict(&c);
+        (c, exit, why)
+    }
+
+    #[test]
+    fn out_of_steps_with_every_step_held_is_its_own_verdict_with_the_rate_held() {
+        // Issue 33 case 14: "FAIL … limited by the max_steps (3 steps used)".
+        let (c, exit, why) = ran_out(&[1000.0, 2000.0, 4000.0], &[], false);
+        assert_eq!(c.limited_by, "out of steps");
+        assert_eq!(c.ceiling_eps, Some(4000.0));
+        assert_eq!(exit, Exit::SloBreach, "a floor is not a ceiling");
+        let why = why.join("; ");
+        assert!(why.contains("out of steps: held 4000 eps"), "{why}");
+        assert!(why.contains("the ceiling is above it"), "{why}");
+        assert!(!why.contains("limited by"), "{why}");
+        // Fitted into a probe's time: out of time.
+        let (c, exit, why) = ran_out(&[1000.0, 2000.0, 4000.0], &[], true);
+        assert_eq!((c.limited_by, exit), ("out of time", Exit::SloBreach));
+        assert!(
+            why.join("").contains("out of time: held 4000 eps"),
+            "{why:?}"
+        );
+        // A bracket not closed in time says both ends and the last failure.
+        let (c, exit, why) = ran_out(&[1000.0, 2000.0], &[4000.0], false);
+        assert_eq!((c.limited_by, exit), ("out of steps", Exit::SloBreach));
+        assert_eq!(c.first_failed_eps, Some(4000.0));
+        let why = why.join("");
+        assert!(why.contains("2000 eps held, 4000 eps did not"), "{why}");
+        assert!(why.contains("connections waiting"), "{why}");
+        // No rate held in the steps there were.
+        let (c, exit, _) = ran_out(&[], &[1000.0, 500.0], false);
+        assert_eq!(
+            (c.limited_by, c.ceiling_eps, exit),
+            ("out of steps", None, Exit::SloBreach)
+        );
     }
 
     #[test]

@@ -744,7 +744,9 @@ pub fn execute(
     let verification: Option<Verification> = sink_stats
         .as_ref()
         .filter(|_| tagged)
-        .map(|st| stored_of(st, &run_id, result.totals.events_accepted, lane_agent));
+        // The sink counts everything it received, the warm-up's events too: it is held
+        // against everything accepted.
+        .map(|st| stored_of(st, &run_id, result.all_totals.events_accepted, lane_agent));
     // The stores are asked while a launched target still runs (it may be the store).
     let store_verification = s.plan.verify.as_ref().map(|vp| {
         let acc = tagged.then(|| report::accounting(&result, &run_id));

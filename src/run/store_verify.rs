@@ -196,6 +196,8 @@ mod tests {
                 batches_accepted: 10,
                 ..Counters::default()
             },
+            all_totals: Counters::default(),
+            answered_in_window: 1_000,
             latency: lat.clone(),
             service: lat,
             seconds: Vec::new(),

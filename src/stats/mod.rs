@@ -314,12 +314,123 @@ impl Counters {
     }
 }
 
+/// A batch's figures counted by the second its batch was scheduled in (its intended send
+/// time), whenever it was sent or answered: what a row of the timeline, and so every window
+/// made of rows (a sizing step, a fault), counts. Plain integers, no allocation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Scheduled {
+    pub events_sent: u64,
+    pub events_accepted: u64,
+    pub events_failed: u64,
+    pub batches_accepted: u64,
+    pub batches_failed: u64,
+}
+
+impl Scheduled {
+    /// These figures of `c`.
+    pub fn of(c: &Counters) -> Scheduled {
+        Scheduled {
+            events_sent: c.events_sent,
+            events_accepted: c.events_accepted,
+            events_failed: c.events_failed,
+            batches_accepted: c.batches_accepted,
+            batches_failed: c.batches_failed,
+        }
+    }
+
+    /// What was added since `before` (figures only grow; a smaller one counts 0).
+    pub fn since(self, before: Scheduled) -> Scheduled {
+        Scheduled {
+            events_sent: self.events_sent.saturating_sub(before.events_sent),
+            events_accepted: self.events_accepted.saturating_sub(before.events_accepted),
+            events_failed: self.events_failed.saturating_sub(before.events_failed),
+            batches_accepted: self
+                .batches_accepted
+                .saturating_sub(before.batches_accepted),
+            batches_failed: self.batches_failed.saturating_sub(before.batches_failed),
+        }
+    }
+
+    pub fn add(&mut self, o: &Scheduled) {
+        self.events_sent += o.events_sent;
+        self.events_accepted += o.events_accepted;
+        self.events_failed += o.events_failed;
+        self.batches_accepted += o.batches_accepted;
+        self.batches_failed += o.batches_failed;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        *self == Scheduled::default()
+    }
+}
+
+/// Per-batch figures by the second their batches were scheduled in: `(second, figures)`,
+/// each second once. A worker fills one per interval (reserved, sent back by the coordinator
+/// with the histograms, so steady state allocates nothing).
+pub type BySecond = Vec<(u32, Scheduled)>;
+
+/// Seconds a worker's `BySecond` holds without growing.
+pub const BY_SECOND_CAP: usize = 64;
+
+/// Adds `d` to second `t` of `v` (usually its last entry: answers come roughly in order).
+pub fn add_by_second(v: &mut BySecond, t: u32, d: &Scheduled) {
+    if d.is_empty() {
+        return;
+    }
+    match v.iter_mut().rev().find(|(s, _)| *s == t) {
+        Some((_, x)) => x.add(d),
+        None => v.push((t, *d)),
+    }
+}
+
+/// The figures of the warm-up's batches that were counted after it (their answers came
+/// late): kept apart by the worker and sent with its last interval, so they are in the whole
+/// run's totals and out of what is measured.
+pub struct WarmTail {
+    pub counters: Counters,
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+}
+
+/// What the coordinator gives a worker back for its next interval: the histograms, cleared,
+/// and the by-second list, emptied.
+pub struct Recycled {
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub by_second: BySecond,
+}
+
+impl Recycled {
+    pub fn new() -> Recycled {
+        Recycled {
+            latency: new_histogram(),
+            service: new_histogram(),
+            by_second: Vec::with_capacity(BY_SECOND_CAP),
+        }
+    }
+}
+
+impl Default for Recycled {
+    fn default() -> Self {
+        Recycled::new()
+    }
+}
+
 /// One worker's second: the counters since its last interval and its histograms.
 pub struct Interval {
     pub worker: usize,
     pub counters: Counters,
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
+    /// This interval's per-batch figures by the second their batches were scheduled in
+    /// (`counters` holds them too, by when they happened — but for the warm-up's batches
+    /// counted after it, which go to the worker's `WarmTail`).
+    pub by_second: BySecond,
+    /// Every second before this one is settled for this worker: no batch scheduled in it is
+    /// still unsent or unanswered.
+    pub settled_before: u32,
+    /// With the last interval: the warm-up's figures counted after it.
+    pub warm_tail: Option<Box<WarmTail>>,
     /// The worker has stopped for good; this is its last interval.
     pub last: bool,
     /// With the last interval: which of the worker's sequence numbers were given up.

@@ -24,6 +24,13 @@ pub enum AbortReason {
     Io(String),
 }
 
+impl AbortReason {
+    /// Whether the run was stopped on purpose (a signal, control) rather than by a failure.
+    pub fn is_stop(&self) -> bool {
+        matches!(self, AbortReason::Interrupted | AbortReason::Stopped)
+    }
+}
+
 impl std::fmt::Display for AbortReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -121,8 +128,15 @@ pub struct RunResult {
     pub duration: Duration,
     pub threads: usize,
     pub connections: usize,
-    /// What was measured: everything after the warm-up.
+    /// What was measured: the batches scheduled after the warm-up (and what happened after
+    /// it), whenever they were answered.
     pub totals: Counters,
+    /// The whole run's counts, the warm-up's batches included (what a store that counts
+    /// everything it received is held against).
+    pub all_totals: Counters,
+    /// Accepted events whose answers came in the window (after the warm-up, before the
+    /// drain), whichever second their batch was due in: the target's completion rate.
+    pub answered_in_window: u64,
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
     pub seconds: Vec<Second>,

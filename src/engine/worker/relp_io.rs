@@ -128,7 +128,14 @@ impl Worker {
                     return;
                 }
                 Answer::Frame { frame, code } => {
-                    if !self.relp_settle(i, frame, code, now) {
+                    // Counted in the second its batch was scheduled in.
+                    let began = match self.links[i].batch {
+                        Some(b) => self.enter(self.batches[b].second),
+                        None => false,
+                    };
+                    let settled = self.relp_settle(i, frame, code, now);
+                    self.leave(began);
+                    if !settled {
                         self.counters.protocol_errors += 1;
                         lost = true;
                         break;
