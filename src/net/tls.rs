@@ -139,9 +139,19 @@ pub fn describe(e: &Error) -> String {
             other => format!("invalid server certificate: {other:?}"),
         },
         Error::AlertReceived(a) => format!("the server refused the handshake (TLS alert {a:?})"),
+        Error::InvalidMessage(m) => format!(
+            "the server's answer to the TLS handshake is not TLS ({m:?}): the port speaks plain \
+             TCP or HTTP and the url asks for TLS (use http:// or tcp://)"
+        ),
         Error::NoCertificatesPresented => "the server presented no certificate".into(),
         other => format!("TLS error: {other}"),
     }
+}
+
+/// Whether `data` starts like a TLS record (an alert or a handshake, TLS 1.0–1.3): what a
+/// TLS port answers a plain-text request with.
+pub fn looks_like_tls(data: &[u8]) -> bool {
+    matches!(data, [0x15 | 0x16, 0x03, 0x00..=0x04, ..])
 }
 
 /// `tls.verify: false`: accept any certificate (the run prints a warning).
@@ -211,6 +221,20 @@ mod tests {
                 CertificateError::NotValidForName
             ))
             .contains("name mismatch")
+        );
+    }
+
+    #[test]
+    fn plain_text_and_tls_records_are_told_apart() {
+        assert!(looks_like_tls(b"\x15\x03\x03\x00\x02\x02\x46"));
+        assert!(looks_like_tls(b"\x16\x03\x01\x02\x00"));
+        assert!(!looks_like_tls(b"HTTP/1.1 400 Bad Request\r\n"));
+        assert!(!looks_like_tls(b"\x15\x03"));
+        assert!(
+            describe(&Error::InvalidMessage(
+                rustls::InvalidMessage::InvalidContentType
+            ))
+            .contains("not TLS")
         );
     }
 
