@@ -359,7 +359,7 @@ const MAX_ITEM_ERRORS: usize = 3;
 pub const LINGER: Duration = Duration::from_secs(1);
 /// After `stop.after`, a worker may still send what was due by then for this long.
 const FINAL_FLUSH: Duration = Duration::from_millis(250);
-const UNREACHABLE_AFTER: Duration = Duration::from_secs(3);
+const UNREACHABLE_AFTER: Duration = crate::net::conn::FIRST_SETUP_WAIT;
 /// The poller token of the waker that tells a worker the schedule changed.
 pub const WAKE: Token = Token(usize::MAX);
 

@@ -128,6 +128,11 @@ impl Write for Stream {
     }
 }
 
+/// How long a run (and a probe) waits for its first connection setup — the TCP connect and,
+/// with TLS, the handshake — before the target counts as not reached: what never answers a
+/// connect is down, what never answers a handshake speaks something other than TLS.
+pub const FIRST_SETUP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Plaintext rustls may hold before it has written it out as TLS records.
 const TLS_BUFFER: usize = 256 * 1024;
 
