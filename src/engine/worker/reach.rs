@@ -36,10 +36,11 @@ impl Worker {
             None => p.addr.to_string(),
         };
         if self.ever_connected {
-            // More connections lost before any answer came than there are links, or at the
-            // end nothing left to try.
-            let all_closed =
-                self.closed_unanswered > self.links.len() as u64 || (gen_done && !self.busy());
+            // After the wait, more connections lost before any answer than there are links;
+            // at the end, nothing left to try (every batch settled without an answer).
+            let waited = now.saturating_duration_since(p.start) > UNREACHABLE_AFTER;
+            let all_closed = (waited && self.closed_unanswered > self.links.len() as u64)
+                || (gen_done && !self.busy());
             let http = matches!(self.proto, Proto::Http { .. });
             let never = http && !self.ever_answered && self.closed_unanswered > 0 && all_closed;
             return never.then(|| {
