@@ -24,14 +24,19 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 )]
 impl Worker {
     /// Why this worker's target counts as never reached, if it does.
-    /// `gen_done`: the schedule has ended for this worker (else 3 s have passed).
+    /// `gen_done`: the schedule has ended for this worker (else 3 s have passed). Called on
+    /// every loop from then on: it allocates only for the reason it returns.
     pub(super) fn never_reached(
         &self,
         p: &WorkerPlan,
         now: Instant,
         gen_done: bool,
     ) -> Option<AbortReason> {
-        let peer = match &p.unix {
+        let http = matches!(self.proto, Proto::Http { .. });
+        if self.ever_connected && (self.ever_answered || !http) {
+            return None;
+        }
+        let peer = || match &p.unix {
             Some(path) => format!("unix:{}", path.display()),
             None => p.addr.to_string(),
         };
@@ -41,19 +46,20 @@ impl Worker {
             let waited = now.saturating_duration_since(p.start) > UNREACHABLE_AFTER;
             let all_closed = (waited && self.closed_unanswered > self.links.len() as u64)
                 || (gen_done && !self.busy());
-            let http = matches!(self.proto, Proto::Http { .. });
             let never = http && !self.ever_answered && self.closed_unanswered > 0 && all_closed;
             return never.then(|| {
                 AbortReason::Unreachable(if self.not_http > 0 {
                     format!(
-                        "{peer} answered with bytes that are not HTTP ({} times) and never \
+                        "{} answered with bytes that are not HTTP ({} times) and never \
                          with an HTTP answer: is the url's port and scheme right?",
+                        peer(),
                         self.not_http
                     )
                 } else {
                     format!(
-                        "{peer} accepted connections and closed or reset every one before \
+                        "{} accepted connections and closed or reset every one before \
                          any answer ({} in all)",
+                        peer(),
                         self.closed_unanswered
                     )
                 })
@@ -71,19 +77,22 @@ impl Worker {
         };
         if let Some(w) = waited(State::Handshaking) {
             return Some(AbortReason::Tls(format!(
-                "{peer}: no answer to the TLS handshake in {:.1} s — the port may speak plain \
+                "{}: no answer to the TLS handshake in {:.1} s — the port may speak plain \
                  TCP or HTTP while the url asks for TLS",
+                peer(),
                 w.as_secs_f64()
             )));
         }
         if let Some(why) = &self.last_connect_error {
             return Some(AbortReason::Unreachable(format!(
-                "cannot connect to {peer}: {why}"
+                "cannot connect to {}: {why}",
+                peer()
             )));
         }
         waited(State::Connecting).map(|w| {
             AbortReason::Unreachable(format!(
-                "cannot connect to {peer}: no answer to the TCP connect in {:.1} s",
+                "cannot connect to {}: no answer to the TCP connect in {:.1} s",
+                peer(),
                 w.as_secs_f64()
             ))
         })
