@@ -501,3 +501,74 @@ fn a_port_that_closes_every_connection_at_once_is_unreachable() {
     assert!(out.contains("target unreachable"), "{out}");
     assert!(out.contains("before any answer"), "{out}");
 }
+
+#[test]
+fn an_answer_with_no_readable_status_line_is_never_resent() {
+    // From the first answer on, and after good answers: the collector answered something, so
+    // the batch fails (a protocol error) instead of going again.
+    for good_first in [0u64, 1] {
+        let n = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let seen = n.clone();
+        let a = Answerer::start(move |_, _| {
+            if seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < good_first {
+                Reply::json(200, "")
+            } else {
+                Reply::raw_then_close(b"HTTP/1.1 2\x00\x01garbage\r\n\r\n")
+            }
+        });
+        let (code, v, out) = run(&config(&format!("http://{}/i", a.addr), "lphc", ""));
+        let s = &v["summary"];
+        assert_eq!(u(&s["batches_retried"]), 0, "{s}");
+        assert_eq!(a.posts(), u(&s["batches_sent"]), "{s}");
+        assert!(u(&s["protocol_errors"]) > 0, "{s}");
+        assert_eq!(
+            u(&s["events_failed"]) + u(&s["events_accepted"]),
+            u(&s["events_sent"]),
+            "{s}"
+        );
+        if good_first == 0 {
+            assert_eq!(code, Some(6), "{out}");
+            assert!(out.contains("not HTTP"), "{out}");
+        } else {
+            assert_eq!(code, Some(3), "{out}");
+            assert_eq!(u(&s["events_accepted"]), 50, "{s}");
+        }
+    }
+}
+
+#[test]
+fn probe_names_a_tls_port_behind_http_and_a_silent_one_behind_tls() {
+    let tmp = tempfile::tempdir().unwrap();
+    let certs = support::peers::Certs::make(tmp.path());
+    let (cert, key) = (certs.pem("server"), certs.key("server"));
+    let sink = support::SinkProc::start(&[
+        "--http",
+        "127.0.0.1:0",
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ]);
+    let probe = |url: &str, adapter: &str| {
+        let o = bin()
+            .args([
+                "probe",
+                "--url",
+                url,
+                "--adapter",
+                adapter,
+                "--timeout",
+                "15s",
+            ])
+            .output()
+            .unwrap();
+        (o.status.code(), all(&o))
+    };
+    let (code, out) = probe(&format!("http://127.0.0.1:{}/ingest", sink.port), "lphc");
+    assert_eq!(code, Some(6), "{out}");
+    assert!(out.contains("speaks TLS"), "{out}");
+    let (addr, _h) = listener("silent");
+    let (code, out) = probe(&format!("https://{addr}/ingest"), "lphc");
+    assert_eq!(code, Some(6), "{out}");
+    assert!(out.contains("no answer to the TLS handshake"), "{out}");
+}

@@ -1766,7 +1766,7 @@ impl Worker {
             sessions[i].reset();
         }
         // Read before the close empties the reader.
-        let said_yes = self.answered_yes(i);
+        let started = self.answer_started(i);
         let l = &mut self.links[i];
         l.sock.close(&self.registry);
         l.blocked_since = None;
@@ -1779,10 +1779,9 @@ impl Worker {
                     a.lost();
                 }
                 self.batches[b].state = SlotState::Free;
-            } else if said_yes {
-                // A 2xx head came before the break: the collector said yes; never resent.
-                self.counters.protocol_errors += 1;
-                self.unreadable_2xx(b);
+            } else if let Some(status) = started {
+                // An answer had begun before the break: judged by what it said (http_io.rs).
+                self.broken_answer(b, status, now);
             } else {
                 self.retry_or_give_up(b, now, None);
             }

@@ -425,9 +425,11 @@ impl ResponseReader {
     }
 }
 
-/// The status of `HTTP/1.x NNN` at the start of `data`, when the line says one.
+/// The status of `HTTP/1.x NNN` at the start of `data` (after any empty lines, as httparse
+/// skips them), when the line says one.
 pub fn status_line(data: &[u8]) -> Option<u16> {
-    let rest = data.strip_prefix(b"HTTP/1.")?;
+    let start = data.iter().position(|b| !matches!(b, b'\r' | b'\n'))?;
+    let rest = data.get(start..)?.strip_prefix(b"HTTP/1.")?;
     let (&minor, rest) = rest.split_first()?;
     let rest = rest.strip_prefix(b" ")?;
     let digits = rest.get(..3)?;
@@ -729,6 +731,7 @@ HTTP/1.1 204 No Content\r\n\r\n";
     #[test]
     fn status_lines() {
         assert_eq!(status_line(b"HTTP/1.1 200 OK\r\n"), Some(200));
+        assert_eq!(status_line(b"\r\nHTTP/1.1 204 No Content\r\n"), Some(204));
         assert_eq!(status_line(b"HTTP/1.0 503\r\n"), Some(503));
         assert_eq!(status_line(b"HTTP/1.1 20"), None);
         assert_eq!(status_line(b"HTTP/1.1 2\x00\x01"), None);

@@ -73,9 +73,16 @@ impl Http {
         r: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
     ) -> Result<Answer, String> {
         match r {
-            Err(ureq::Error::Protocol(e)) if self.plain.is_some_and(speaks_tls) => Err(format!(
-                "the target answered in TLS — the port speaks TLS and the url says http:// (use https://); {e}"
-            )),
+            Err(e)
+                if !matches!(e, ureq::Error::Timeout(_))
+                    && self.plain.is_some_and(|a| {
+                        crate::net::tls::answers_tls(a, Duration::from_secs(1))
+                    }) =>
+            {
+                Err(format!(
+                    "the target answered in TLS — the port speaks TLS and the url says http:// (use https://); {e}"
+                ))
+            }
             r => answer(r),
         }
     }
@@ -136,22 +143,6 @@ fn answer(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Result<An
         Ok(_) => None,
     };
     Ok(a)
-}
-
-/// Whether `addr` answers a plain HTTP request with a TLS record (at most 1 s each way).
-fn speaks_tls(addr: std::net::SocketAddr) -> bool {
-    use std::io::Write;
-    let wait = Duration::from_secs(1);
-    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, wait) else {
-        return false;
-    };
-    let mut got = [0u8; 8];
-    let read = s.set_read_timeout(Some(wait)).and_then(|()| {
-        s.set_write_timeout(Some(wait))?;
-        s.write_all(b"GET / HTTP/1.1\r\nHost: ingestbench-probe\r\nConnection: close\r\n\r\n")?;
-        s.read(&mut got)
-    });
-    read.is_ok_and(|n| crate::net::tls::looks_like_tls(got.get(..n).unwrap_or_default()))
 }
 
 /// The header lines an adapter renders (`Name: value\r\n`…) as pairs.

@@ -13,7 +13,7 @@
 use std::time::{Duration, Instant};
 
 use super::{Proto, Socket, Worker, WorkerPlan};
-use crate::adapter::answer::unreadable_is_success;
+use crate::adapter::Outcome;
 use crate::net::http::{ReadError, status_line};
 use crate::stats::result::AbortReason;
 
@@ -23,19 +23,46 @@ use crate::stats::result::AbortReason;
               links.len()); slots are a link's `batch`, one of the fixed pool"
 )]
 impl Worker {
-    /// Whether link `i`'s batch in flight has had a yes from the collector: the reader
-    /// holds the start of an answer whose status line is a 2xx (plain HTTP: an expected
-    /// status).
-    pub(super) fn answered_yes(&self, i: usize) -> bool {
-        let (Proto::Http { framer, .. }, Socket::Stream(conn)) = (&self.proto, &self.links[i].sock)
-        else {
-            return false;
+    /// Whether an answer to link `i`'s batch in flight had begun (bytes other than stray
+    /// line ends are in its reader): `Some` with the status its first line gave, if it gave
+    /// one. Read before the link closes.
+    pub(super) fn answer_started(&self, i: usize) -> Option<Option<u16>> {
+        let (Proto::Http { .. }, Socket::Stream(conn)) = (&self.proto, &self.links[i].sock) else {
+            return None;
         };
-        self.links[i]
+        let data = conn.reader.data();
+        let begun = data.iter().any(|b| !matches!(b, b'\r' | b'\n'));
+        (self.links[i]
             .batch
             .is_some_and(|b| Some(b) != self.ack_slot)
-            && status_line(conn.reader.data())
-                .is_some_and(|s| unreadable_is_success(framer.expect.as_deref(), s))
+            && begun)
+            .then(|| status_line(data))
+    }
+
+    /// Batch `slot`'s connection broke (a reset, a close, a timeout) after its answer had
+    /// begun: a 2xx (plain HTTP: an expected status) is unreadable, never resent; another
+    /// status decides as if the body were empty (a 503 is resent, a 400 fails; a 401/403
+    /// fails here, and the next answer stops the run); no status line at all fails the
+    /// batch as a protocol error — the collector answered something, so a resend could
+    /// store it twice.
+    pub(super) fn broken_answer(&mut self, slot: usize, status: Option<u16>, now: Instant) {
+        self.counters.protocol_errors += 1;
+        let Proto::Http { framer, .. } = &self.proto else {
+            return;
+        };
+        let outcome = status.map(|s| framer.unreadable_outcome(s));
+        match (outcome, status) {
+            (Some(Outcome::Unreadable), _) => self.unreadable_2xx(slot),
+            (Some(Outcome::Retry { .. }), Some(s)) => {
+                self.batches[slot].last_cause = s;
+                self.retry_or_give_up(slot, now, None);
+            }
+            (_, s) => {
+                let b = &self.batches[slot];
+                self.counters.refused_for_good(s.unwrap_or(0), b.events);
+                self.failed_for_good(slot);
+            }
+        }
     }
 
     /// Batch `slot` was answered 2xx in words the engine cannot read: counted apart and
@@ -76,8 +103,19 @@ impl Worker {
             return;
         }
         let Some(status) = e.status() else {
+            // Bytes that are no HTTP answer: a protocol error (counted by the caller), and
+            // the batch fails, never resent — the collector answered something, so it may
+            // hold the events.
             self.not_http += 1;
-            self.connection_lost(i, now);
+            if !self.ever_answered {
+                self.closed_unanswered += 1;
+            }
+            if let Some(b) = self.links[i].batch.filter(|b| Some(*b) != self.ack_slot) {
+                self.links[i].batch = None;
+                self.batches[b].last_cause = 0;
+                self.failed_for_good(b);
+            }
+            self.close_link(i, now, Duration::from_millis(10));
             return;
         };
         self.ever_answered = true;
