@@ -6,9 +6,10 @@
 //! and apart (`events_unreadable_2xx`, `batches_unreadable_2xx`), which fails the run by the
 //! `max_unreadable_2xx_events` default. A non-2xx answer that cannot be read is judged by its
 //! status alone, as if its body were empty. Bytes with no status line at all are a protocol
-//! error and the batch goes again as on a broken connection — unless they are a TLS record
-//! on a plain connection before any answer came: then the port speaks TLS and the url says
-//! `http://`, and the run stops naming that (exit 6).
+//! error that fails the batch, never resent (the collector answered something) — and when
+//! they are a TLS record on a plain connection before any answer came, the port speaks TLS
+//! and the url says `http://`: the run stops naming that (exit 6). Only a connection that
+//! breaks before any byte of its answer sends the batch again.
 
 use std::time::{Duration, Instant};
 
