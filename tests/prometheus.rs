@@ -58,6 +58,7 @@ fn snapshot_at(i: u64) -> Snapshot {
     (s.reconnects, s.batches_acked, s.acks_pending) = (i / 3, 8 * i, i % 7);
     s.events_resent = 5 * i;
     s.events_already_stored = 2 * i;
+    (s.events_unreadable_2xx, s.batches_unreadable_2xx) = (50 * i, i);
     (s.lag_ms_max, s.backlog_events, s.connections_open) = (0.25 * i as f64, i % 11, 4);
     s.intended_buckets = buckets(i, [1, 3, 6, 9, 10], 0.0125);
     s.service_buckets = buckets(i, [4, 8, 10, 10, 10], 0.005);
@@ -205,6 +206,16 @@ fn expected(s: &Snapshot) -> Vec<Sample> {
         &[],
         s.acks_pending as f64,
     );
+    add(
+        "ingestbench_events_unreadable_2xx_total",
+        &[],
+        s.events_unreadable_2xx as f64,
+    );
+    add(
+        "ingestbench_batches_unreadable_2xx_total",
+        &[],
+        s.batches_unreadable_2xx as f64,
+    );
     add("ingestbench_reconnects_total", &[], s.reconnects as f64);
     add(
         "ingestbench_events_resent_total",
@@ -283,6 +294,8 @@ fn expected_types() -> BTreeMap<&'static str, &'static str> {
         ("ingestbench_errors", "counter"),
         ("ingestbench_acked_batches", "counter"),
         ("ingestbench_acks_pending_batches", "gauge"),
+        ("ingestbench_events_unreadable_2xx", "counter"),
+        ("ingestbench_batches_unreadable_2xx", "counter"),
         ("ingestbench_reconnects", "counter"),
         ("ingestbench_events_resent", "counter"),
         ("ingestbench_events_already_stored", "counter"),

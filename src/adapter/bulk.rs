@@ -348,8 +348,9 @@ fn find_member(obj: &[u8], mut f: impl FnMut(&[u8]) -> bool) -> Option<(&[u8], &
     }
 }
 
-/// The value of the member `key` of the object `obj` (top level only).
-fn member<'a>(obj: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+/// The value of the member `key` of the object `obj` (top level only; also what
+/// `answer` reads HEC answers with).
+pub(crate) fn member<'a>(obj: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     find_member(obj, |k| k == key).map(|(_, v)| v)
 }
 

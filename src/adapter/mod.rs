@@ -7,6 +7,7 @@
 //! carries them with an acknowledgement each. `elasticsearch` posts NDJSON action/document
 //! pairs to `/_bulk` and reads the answer item by item (`bulk.rs`). Adapters never own sockets.
 
+pub mod answer;
 pub mod bulk;
 pub mod gzip;
 pub mod hec_ack;
@@ -18,6 +19,7 @@ use crate::config::schema::{Adapter, AuthScheme, Compression, HecEndpoint, HecFr
 use crate::config::secrets::Token;
 use crate::net::http::Response;
 use crate::pack::load::Carrier;
+use answer::Judged;
 
 /// JSON events go into a JSON body as they are; any other event as a JSON string.
 fn json_embed(carrier: Carrier) -> Embed {
@@ -105,11 +107,14 @@ pub enum Outcome {
     },
     AuthFailed,
     Failed,
-    /// A `_bulk` answer with `"errors":true`: each item says what became of its event; items
-    /// worth resending go again after `after_s` seconds if the server said.
+    /// A `_bulk` answer: each item says what became of its event; items worth resending go
+    /// again after `after_s` seconds if the server said.
     Items {
         after_s: Option<u32>,
     },
+    /// Answered 2xx, but not in words the engine can read (`answer::Judged::Unreadable`, or
+    /// an answer the response reader could not read whole): never resent, counted apart.
+    Unreadable,
 }
 
 /// JSON-escapes `s` into `out` (quotes not included).
@@ -490,58 +495,52 @@ impl Framer {
         }
     }
 
-    /// Reads a response: what happens to the batch.
+    /// Reads a response: what happens to the batch (`answer::judge`, which `probe` uses too).
     pub fn outcome(&self, r: &Response, body: &[u8]) -> Outcome {
-        if let Some(expect) = &self.expect {
-            let ok = if expect.is_empty() {
-                (200..300).contains(&r.status)
-            } else {
-                expect.contains(&r.status)
-            };
-            return if ok {
-                Outcome::Accepted { ack_id: None }
-            } else {
-                Outcome::Failed
-            };
-        }
-        if self.body == Body::Bulk {
-            return match r.status {
-                200 => match bulk::errors(body) {
-                    Some(false) => Outcome::Accepted { ack_id: None },
-                    Some(true) => Outcome::Items {
-                        after_s: r.retry_after_s,
-                    },
-                    // A 200 that is no `_bulk` answer says nothing of any event.
-                    None => Outcome::Failed,
+        let (judged, _) = self.judge(r.status, body, r.encoded);
+        let after_s = r.retry_after_s;
+        match judged {
+            Judged::Accepted => Outcome::Accepted {
+                ack_id: if self.body.is_hec() {
+                    answer::hec_ack_id(body)
+                } else {
+                    None
                 },
-                401 | 403 => Outcome::AuthFailed,
-                429 | 502 | 503 | 504 => Outcome::Retry {
-                    after_s: r.retry_after_s,
-                },
-                _ => Outcome::Failed,
-            };
+            },
+            Judged::Retry => Outcome::Retry { after_s },
+            Judged::AuthFailed => Outcome::AuthFailed,
+            Judged::Failed => Outcome::Failed,
+            Judged::Items => Outcome::Items { after_s },
+            Judged::Unreadable => Outcome::Unreadable,
         }
-        let hec_code = self.hec_code(body);
-        match r.status {
-            200..=299 => Outcome::Accepted {
-                ack_id: json_int(body, b"\"ackId\"").map(|v| v as u64),
-            },
-            401 | 403 => Outcome::AuthFailed,
-            429 | 503 => Outcome::Retry {
-                after_s: r.retry_after_s,
-            },
-            // HEC: 8 internal error and 9 busy are worth retrying whatever the status.
-            _ if matches!(hec_code, Some(8 | 9)) => Outcome::Retry {
-                after_s: r.retry_after_s,
-            },
-            _ => Outcome::Failed,
+    }
+
+    /// What an answer says in this framing's protocol, and its HEC `code` if it has one.
+    pub fn judge(&self, status: u16, body: &[u8], encoded: bool) -> (Judged, Option<i64>) {
+        answer::judge(self.body, self.expect.as_deref(), status, body, encoded)
+    }
+
+    /// An answer of `status` the reader could not read whole: for a 2xx (plain HTTP: an
+    /// expected status) "answered 2xx, unreadable"; otherwise the status alone decides, as
+    /// if the body were empty.
+    pub fn unreadable_outcome(&self, status: u16) -> Outcome {
+        if answer::unreadable_is_success(self.expect.as_deref(), status) {
+            return Outcome::Unreadable;
         }
+        let r = Response {
+            status,
+            retry_after_s: None,
+            close: true,
+            encoded: false,
+            body: (0, 0),
+        };
+        self.outcome(&r, b"")
     }
 
     /// The HEC response code in a body, when there is one.
     pub fn hec_code(&self, body: &[u8]) -> Option<i64> {
         if self.body.is_hec() {
-            json_int(body, b"\"code\"")
+            answer::hec_code(body)
         } else {
             None
         }
@@ -575,26 +574,6 @@ fn query_escape(s: &str) -> String {
         }
     }
     o
-}
-
-/// The integer after `"key":` in a small JSON body, without parsing the whole document.
-pub fn json_int(body: &[u8], key: &[u8]) -> Option<i64> {
-    let at = body.windows(key.len()).position(|w| w == key)? + key.len();
-    let rest = body.get(at..)?;
-    let colon = rest.iter().position(|b| *b == b':')?;
-    let mut it = rest
-        .get(colon + 1..)?
-        .iter()
-        .skip_while(|b| b.is_ascii_whitespace())
-        .peekable();
-    let neg = it.next_if(|b| **b == b'-').is_some();
-    let mut v: i64 = 0;
-    let mut any = false;
-    while let Some(d) = it.next_if(|b| b.is_ascii_digit()) {
-        v = v.checked_mul(10)?.checked_add(i64::from(d - b'0'))?;
-        any = true;
-    }
-    any.then_some(if neg { -v } else { v })
 }
 
 #[cfg(test)]
@@ -740,6 +719,7 @@ mod tests {
             status,
             retry_after_s: retry,
             close: false,
+            encoded: false,
             body: (0, 0),
         };
         assert_eq!(
@@ -773,6 +753,31 @@ mod tests {
             Outcome::Failed
         );
         assert_eq!(f.hec_code(b"{\"text\":\"No data\",\"code\":5}"), Some(5));
+        // A 2xx counts only with code 0 (issue 33, case 1): a non-zero code is read first.
+        assert_eq!(
+            f.outcome(
+                &r(200, None),
+                b"{\"text\":\"Invalid data format\",\"code\":6}"
+            ),
+            Outcome::Failed
+        );
+        assert_eq!(
+            f.outcome(
+                &r(200, Some(1)),
+                b"{\"text\":\"Server is busy\",\"code\":9}"
+            ),
+            Outcome::Retry { after_s: Some(1) }
+        );
+        assert_eq!(
+            f.outcome(&r(200, None), b"{\"text\":\"Success\"}"),
+            Outcome::Unreadable
+        );
+        assert_eq!(f.outcome(&r(200, None), b"OK"), Outcome::Unreadable);
+        // An answer the reader could not read whole: a 2xx is unreadable, never resent.
+        assert_eq!(f.unreadable_outcome(200), Outcome::Unreadable);
+        assert_eq!(f.unreadable_outcome(503), Outcome::Retry { after_s: None });
+        assert_eq!(f.unreadable_outcome(400), Outcome::Failed);
+        assert_eq!(f.unreadable_outcome(401), Outcome::AuthFailed);
     }
 
     #[test]
@@ -819,15 +824,19 @@ mod tests {
             status,
             retry_after_s: None,
             close: false,
+            encoded: false,
             body: (0, 0),
         };
+        // Every `_bulk` answer is read item by item, `"errors":false` too: an item's status
+        // is the collector's word on its event.
         let ok = b"{\"took\":3,\"errors\":false,\"items\":[{\"create\":{\"status\":201}}]}";
-        assert_eq!(f.outcome(&r(200), ok), Outcome::Accepted { ack_id: None });
+        assert_eq!(f.outcome(&r(200), ok), Outcome::Items { after_s: None });
         assert_eq!(
             f.outcome(&r(200), b"{\"took\":3,\"errors\":true,\"items\":[]}"),
             Outcome::Items { after_s: None }
         );
-        assert_eq!(f.outcome(&r(200), b"{}"), Outcome::Failed);
+        // A 2xx that is no `_bulk` answer: answered 2xx, unreadable.
+        assert_eq!(f.outcome(&r(200), b"{}"), Outcome::Unreadable);
         assert_eq!(f.outcome(&r(429), b""), Outcome::Retry { after_s: None });
         assert_eq!(f.outcome(&r(502), b""), Outcome::Retry { after_s: None });
         assert_eq!(f.outcome(&r(401), b""), Outcome::AuthFailed);

@@ -102,6 +102,8 @@ pub fn snapshot(m: &Merger, cx: LiveState) -> Snapshot {
         events_already_stored: c.events_already_stored,
         batches_acked: c.batches_acked,
         acks_pending: c.acks_pending,
+        events_unreadable_2xx: c.events_unreadable_2xx,
+        batches_unreadable_2xx: c.batches_unreadable_2xx,
         oversize_events: c.oversize_events,
         lag_ms_max: gauges.map_or(0.0, |g| g.lag_ns_max as f64 / 1e6),
         lag_ms_max_cumulative: c.lag_ns_max as f64 / 1e6,
@@ -162,6 +164,7 @@ pub fn errors(c: &Counters) -> BTreeMap<String, u64> {
         ("oversize", c.oversize_events),
         ("retries_exhausted", c.batches_retries_exhausted),
         ("ack_poll", c.ack_poll_failures),
+        ("unreadable_2xx", c.batches_unreadable_2xx),
     ] {
         if v > 0 {
             e.insert(k.to_string(), v);

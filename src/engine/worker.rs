@@ -41,6 +41,8 @@ use crate::stats::{
 };
 
 mod bulk_io;
+mod http_io;
+mod reach;
 mod relp_io;
 
 /// How batches travel, as the coordinator hands it to each worker.
@@ -365,7 +367,7 @@ const MAX_ITEM_ERRORS: usize = 3;
 pub const LINGER: Duration = Duration::from_secs(1);
 /// After `stop.after`, a worker may still send what was due by then for this long.
 const FINAL_FLUSH: Duration = Duration::from_millis(250);
-const UNREACHABLE_AFTER: Duration = Duration::from_secs(3);
+const UNREACHABLE_AFTER: Duration = crate::net::conn::FIRST_SETUP_WAIT;
 /// The poller token of the waker that tells a worker the schedule changed.
 pub const WAKE: Token = Token(usize::MAX);
 
@@ -442,6 +444,12 @@ struct Worker {
     /// When the schedule ends (stop by time), once known.
     ends_at: Option<Instant>,
     ever_connected: bool,
+    /// Some answer (an HTTP status line) has come on one of this worker's connections.
+    ever_answered: bool,
+    /// Connections the peer closed or reset before any answer had ever come (HTTP), and of
+    /// them those it first sent bytes on that are no HTTP answer.
+    closed_unanswered: u64,
+    not_http: u64,
     last_connect_error: Option<String>,
     /// The batch slot reserved for HEC ack polls.
     ack_slot: Option<usize>,
@@ -633,6 +641,9 @@ impl Worker {
             limit: 0,
             ends_at: None,
             ever_connected: false,
+            ever_answered: false,
+            closed_unanswered: 0,
+            not_http: 0,
             last_connect_error: None,
             ack_slot: acks.then_some(slots - 1),
             held: None,
@@ -649,10 +660,13 @@ impl Worker {
             next_link: 0,
             closed: p.schedule.schedule().is_closed(),
         };
-        if bodiless {
-            for l in &mut w.links {
-                if let Socket::Stream(c) = &mut l.sock {
-                    c.reader.bodiless = true;
+        for l in &mut w.links {
+            if let Socket::Stream(c) = &mut l.sock {
+                c.reader.bodiless = bodiless;
+                if bulk {
+                    // A `_bulk` answer has an item per event (a failed one a few hundred
+                    // bytes): its cap grows with the batch.
+                    c.reader.set_max_body(p.batch_events.saturating_mul(1024));
                 }
             }
         }
@@ -866,6 +880,9 @@ impl Worker {
             self.follow_schedule(p, now);
             if gen_done
                 && (!self.busy() || p.abort.is_set() || drain_deadline.is_some_and(|d| now >= d))
+                && (p.abort.is_set()
+                    || p.schedule.stop_requested()
+                    || !self.first_setup_pending(now))
             {
                 self.give_up_unfinished();
                 break;
@@ -905,29 +922,17 @@ impl Worker {
         }
     }
 
-    /// A target never reached — for 3 s, or by the time the schedule ends — aborts the run.
-    /// With several targets, only a worker whose links reach every one of them can tell that
-    /// none answers; a worker that sees fewer keeps trying (what it could not send is its
-    /// shortfall, and the down target is named in `by_target`).
+    /// A target never reached — for 3 s, or by the time the schedule ends — aborts the run
+    /// (`reach.rs` says why). With several targets, only a worker whose links reach every one
+    /// of them can tell that none answers; a worker that sees fewer keeps trying (what it
+    /// could not send is its shortfall, and the down target is named in `by_target`).
     fn check_reachable(&self, p: &WorkerPlan, now: Instant, gen_done: bool) {
-        if self.ever_connected || self.counters.connect_errors == 0 {
-            return;
-        }
         if self.links.len() < p.targets.len() {
             return;
         }
-        if gen_done || now.duration_since(p.start) > UNREACHABLE_AFTER {
-            let why = self
-                .last_connect_error
-                .as_deref()
-                .unwrap_or("no connection");
-            let peer = match &p.unix {
-                Some(path) => format!("unix:{}", path.display()),
-                None => p.addr.to_string(),
-            };
-            p.abort.set(AbortReason::Unreachable(format!(
-                "cannot connect to {peer}: {why}"
-            )));
+        let late = gen_done || now.duration_since(p.start) > UNREACHABLE_AFTER;
+        if let Some(why) = late.then(|| self.never_reached(p, now, gen_done)).flatten() {
+            p.abort.set(why);
         }
     }
 
@@ -992,8 +997,9 @@ impl Worker {
                 self.counters.reconnects += 1;
             }
             l.connects += 1;
+            // Also what the setup timeout counts from.
+            l.setup_began = Instant::now();
             if self.phases.is_some() {
-                l.setup_began = Instant::now();
                 l.setup = None;
             }
             let registry = &self.registry;
@@ -1719,10 +1725,15 @@ impl Worker {
                             }
                         }
                     }
+                    self.ever_answered = true;
                     if slot.is_some() && slot == self.ack_slot {
                         // An ack poll: confirmed ids are counted, the others asked about again.
                         if let Some(a) = acks {
-                            let ok = matches!(outcome, Outcome::Accepted { .. });
+                            let ok = crate::adapter::answer::hec_ack_poll(
+                                resp.status,
+                                body,
+                                resp.encoded,
+                            );
                             if !ok {
                                 self.counters.ack_poll_failures += 1;
                             }
@@ -1738,12 +1749,20 @@ impl Worker {
                         }
                         continue;
                     }
-                    if let Some(n) = framer
+                    if let Some(code) = framer
                         .hec_code(body)
                         .and_then(|code| usize::try_from(code).ok())
-                        .and_then(|code| self.counters.hec_codes.get_mut(code))
                     {
-                        *n += 1;
+                        if let Some(n) = self.counters.hec_codes.get_mut(code) {
+                            *n += 1;
+                        }
+                        if let (Outcome::Failed, Some(b), Some(n)) = (
+                            outcome,
+                            slot,
+                            self.counters.events_failed_by_hec_code.get_mut(code),
+                        ) {
+                            *n += self.batches[b].events;
+                        }
                     }
                     if let Some(n) = self.counters.status.get_mut(usize::from(resp.status)) {
                         *n += 1;
@@ -1771,9 +1790,9 @@ impl Worker {
                     }
                 }
                 Ok(None) => break,
-                Err(_) => {
+                Err(e) => {
                     self.counters.protocol_errors += 1;
-                    self.connection_lost(i, now);
+                    self.unreadable_answer(p, i, &e, now);
                     return;
                 }
             }
@@ -1818,6 +1837,7 @@ impl Worker {
                 self.counters.refused_for_good(b.last_cause, b.events);
                 self.failed_for_good(slot);
             }
+            Outcome::Unreadable => self.unreadable_2xx(slot),
         }
         self.leave(began);
     }
@@ -1844,6 +1864,9 @@ impl Worker {
     /// The connection broke: count it, resend its batch on another attempt, reconnect.
     fn connection_lost(&mut self, i: usize, now: Instant) {
         self.counters.connection_resets += 1;
+        if !self.ever_answered && matches!(self.proto, Proto::Http { .. }) {
+            self.closed_unanswered += 1;
+        }
         self.note(i, LinkEvent::Reset);
         self.close_link(i, now, Duration::from_millis(10));
     }
@@ -1852,6 +1875,8 @@ impl Worker {
         if let Proto::Relp { sessions, .. } = &mut self.proto {
             sessions[i].reset();
         }
+        // Read before the close empties the reader.
+        let started = self.answer_started(i);
         let l = &mut self.links[i];
         l.sock.close(&self.registry);
         l.blocked_since = None;
@@ -1864,6 +1889,9 @@ impl Worker {
                     a.lost();
                 }
                 self.batches[b].state = SlotState::Free;
+            } else if let Some(status) = started {
+                // An answer had begun before the break: judged by what it said (http_io.rs).
+                self.broken_answer(b, status, now);
             } else {
                 self.retry_or_give_up(b, now, None);
             }
@@ -1880,6 +1908,7 @@ impl Worker {
                 self.close_link(i, now, Duration::ZERO);
             }
         }
+        self.setup_timeouts(p, now);
         self.relp_open_timeouts(p, now);
     }
 

@@ -128,6 +128,11 @@ impl Write for Stream {
     }
 }
 
+/// How long a run (and a probe) waits for its first connection setup — the TCP connect and,
+/// with TLS, the handshake — before the target counts as not reached: what never answers a
+/// connect is down, what never answers a handshake speaks something other than TLS.
+pub const FIRST_SETUP_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Plaintext rustls may hold before it has written it out as TLS records.
 const TLS_BUFFER: usize = 256 * 1024;
 
@@ -338,40 +343,54 @@ impl Conn {
             return Err(io::ErrorKind::NotConnected.into());
         };
         if let Some(t) = &mut self.tls {
-            let mut eof = false;
+            // Plaintext is taken out between reads: rustls holds at most 16 KiB of it and
+            // refuses to read more until it is (a larger answer would otherwise break the
+            // connection).
             loop {
+                loop {
+                    if self.reader.is_full() {
+                        // The answer is over the cap: `poll` says so; reading on would
+                        // only fill memory.
+                        return Ok(ReadStatus::Drained);
+                    }
+                    match t.reader().read(self.reader.spare()) {
+                        Ok(0) => return Ok(ReadStatus::Eof),
+                        Ok(n) => self.reader.filled(n),
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                            return Ok(ReadStatus::Eof);
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
                 match t.read_tls(s) {
                     Ok(0) => {
-                        eof = true;
-                        break;
+                        // What came before the close is still to be taken out.
+                        while !self.reader.is_full() {
+                            match t.reader().read(self.reader.spare()) {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => self.reader.filled(n),
+                            }
+                        }
+                        return Ok(ReadStatus::Eof);
                     }
                     Ok(_) => {
                         t.process_new_packets()
                             .map_err(|e| io::Error::other(describe(&e)))?;
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        return Ok(ReadStatus::Drained);
+                    }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
                 }
             }
-            loop {
-                match t.reader().read(self.reader.spare()) {
-                    Ok(0) => return Ok(ReadStatus::Eof),
-                    Ok(n) => self.reader.filled(n),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                        return Ok(ReadStatus::Eof);
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            return Ok(if eof {
-                ReadStatus::Eof
-            } else {
-                ReadStatus::Drained
-            });
         }
         loop {
+            if self.reader.is_full() {
+                // As above: the reader's cap, never a larger buffer.
+                return Ok(ReadStatus::Drained);
+            }
             let room = self.reader.spare();
             let room_len = room.len();
             match s.read(room) {

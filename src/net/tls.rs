@@ -146,9 +146,50 @@ pub fn describe(e: &Error) -> String {
             other => format!("invalid server certificate: {other:?}"),
         },
         Error::AlertReceived(a) => format!("the server refused the handshake (TLS alert {a:?})"),
+        Error::InvalidMessage(m) => format!(
+            "the server's answer to the TLS handshake is not TLS ({m:?}): the port speaks plain \
+             TCP or HTTP and the url asks for TLS (use http:// or tcp://)"
+        ),
         Error::NoCertificatesPresented => "the server presented no certificate".into(),
         other => format!("TLS error: {other}"),
     }
+}
+
+/// Whether `data` starts like a TLS record (an alert or a handshake, TLS 1.0–1.3): what a
+/// TLS port answers a plain-text request with.
+pub fn looks_like_tls(data: &[u8]) -> bool {
+    matches!(data, [0x15 | 0x16, 0x03, 0x00..=0x04, ..])
+}
+
+/// Whether `addr` answers a TLS ClientHello as a TLS server does (a handshake record or an
+/// alert), within `wait` for the connect and the answer: asked once, after the fact, of a
+/// plain `http://` target that closed every connection before any answer, to name a TLS port
+/// (its alert to a plain request can be lost to the reset that follows it). Blocking; never
+/// on a worker's loop.
+pub fn answers_tls(addr: std::net::SocketAddr, wait: std::time::Duration) -> bool {
+    use std::io::Read;
+    let Ok(c) = client(
+        &TlsSettings {
+            verify: false,
+            ..TlsSettings::default()
+        },
+        "localhost",
+    ) else {
+        return false;
+    };
+    let Ok(mut conn) = rustls::ClientConnection::new(c.config, c.server_name) else {
+        return false;
+    };
+    let Ok(mut tcp) = std::net::TcpStream::connect_timeout(&addr, wait) else {
+        return false;
+    };
+    let mut got = [0u8; 5];
+    let answered = tcp
+        .set_read_timeout(Some(wait))
+        .and_then(|()| tcp.set_write_timeout(Some(wait)))
+        .and_then(|()| conn.write_tls(&mut tcp))
+        .and_then(|_| tcp.read(&mut got));
+    answered.is_ok_and(|n| looks_like_tls(got.get(..n).unwrap_or_default()))
 }
 
 /// `tls.verify: false`: accept any certificate (the run prints a warning).
@@ -218,6 +259,20 @@ mod tests {
                 CertificateError::NotValidForName
             ))
             .contains("name mismatch")
+        );
+    }
+
+    #[test]
+    fn plain_text_and_tls_records_are_told_apart() {
+        assert!(looks_like_tls(b"\x15\x03\x03\x00\x02\x02\x46"));
+        assert!(looks_like_tls(b"\x16\x03\x01\x02\x00"));
+        assert!(!looks_like_tls(b"HTTP/1.1 400 Bad Request\r\n"));
+        assert!(!looks_like_tls(b"\x15\x03"));
+        assert!(
+            describe(&Error::InvalidMessage(
+                rustls::InvalidMessage::InvalidContentType
+            ))
+            .contains("not TLS")
         );
     }
 

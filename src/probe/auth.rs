@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::adapter::answer::Judged;
 use crate::adapter::gzip::Gzip;
-use crate::adapter::{Embed, json_escape_into};
+use crate::adapter::{Embed, Outcome, json_escape_into};
 use crate::config::schema::Adapter;
 use crate::exit::Exit;
 use crate::generate::{EventCtx, Generator};
@@ -24,43 +25,13 @@ use crate::run::target::Endpoint;
 
 const NAME: &str = "auth";
 
-/// What an answer to the tagged event means.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Judged {
-    Accepted,
-    /// 401/403 or a HEC token code: a run would stop with exit 4.
-    AuthFailed,
-    /// 429/503 or HEC 9: a run would retry.
-    Busy,
-    /// Any other refusal: a run would count the events failed (exit 3).
-    Refused,
-}
-
-/// HEC codes about the token: disabled, required, invalid authorization, invalid (1–4, 21, 22).
-const HEC_AUTH_CODES: [i64; 6] = [1, 2, 3, 4, 21, 22];
-
-pub fn judge(status: u16, hec_code: Option<i64>) -> Judged {
-    if matches!(status, 401 | 403) || hec_code.is_some_and(|c| HEC_AUTH_CODES.contains(&c)) {
-        return Judged::AuthFailed;
-    }
-    if matches!(status, 429 | 503) || hec_code == Some(9) {
-        return Judged::Busy;
-    }
-    match (status, hec_code) {
-        (200..=299, None | Some(0)) => Judged::Accepted,
-        _ => Judged::Refused,
-    }
-}
-
-/// HEC's `{"text": …, "code": …}`, when the body is that.
+/// HEC's `{"text": …, "code": …}`, when the body is that: the code as the run reads it
+/// (`adapter::answer::hec_code`), the text for a person.
 pub fn hec_answer(body: &[u8]) -> (Option<i64>, Option<String>) {
-    let Ok(v) = serde_json::from_slice::<Value>(body) else {
-        return (None, None);
-    };
-    (
-        v.get("code").and_then(Value::as_i64),
-        v.get("text").and_then(Value::as_str).map(str::to_string),
-    )
+    let text = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("text").and_then(Value::as_str).map(str::to_string));
+    (crate::adapter::answer::hec_code(body), text)
 }
 
 pub fn auth(ctx: &mut Ctx<'_>, left: Duration) -> Step {
@@ -192,12 +163,23 @@ fn tagged_event(
         }
     };
     let hec = plan.config.target.adapter == Adapter::GenericHec;
-    let (code, text) = if hec {
-        hec_answer(&a.body)
-    } else {
-        (None, None)
+    let text = if hec { hec_answer(&a.body).1 } else { None };
+    // The run's own rule (`adapter::answer`, through the run's framer): one classification.
+    let (judged, code) = match &a.unreadable {
+        Some(_) => (
+            match framer.unreadable_outcome(a.status) {
+                Outcome::Unreadable => Judged::Unreadable,
+                Outcome::Retry { .. } => Judged::Retry,
+                Outcome::AuthFailed => Judged::AuthFailed,
+                _ => Judged::Failed,
+            },
+            None,
+        ),
+        None => framer.judge(a.status, &a.body, a.encoded),
     };
-    let answer = if hec {
+    let answer = if let Some(why) = &a.unreadable {
+        format!("unreadable: {why}")
+    } else if hec {
         describe_hec(code, text.as_deref(), &a)
     } else if a.body.is_empty() {
         "(empty body)".into()
@@ -218,26 +200,30 @@ fn tagged_event(
         "POST {} (one tagged event, {auth_note}) → {} {answer}",
         framer.path, a.status
     );
-    if plan.config.target.adapter == Adapter::Elasticsearch && a.status == 200 {
-        return bulk_item(step, &a.body, &answer);
-    }
-    match judge(a.status, code) {
+    verdict(step, judged, a.status, &answer, &a.body)
+}
+
+/// The step's verdict from the run's classification of the answer.
+fn verdict(step: Step, judged: Judged, status: u16, answer: &str, body: &[u8]) -> Step {
+    match judged {
         Judged::Accepted => step,
+        Judged::Items => bulk_item(step, body, answer),
         Judged::AuthFailed => step.failed(
-            format!(
-                "authentication failed: {} {answer} (a run stops with exit 4)",
-                a.status
-            ),
+            format!("authentication failed: {status} {answer} (a run stops with exit 4)"),
             Exit::AuthFailed,
         ),
-        Judged::Busy => step.warn(format!(
-            "the target is busy ({} {answer}): a run would send again; the token is not confirmed",
-            a.status
+        Judged::Retry => step.warn(format!(
+            "the target is busy ({status} {answer}): a run would send again; the token is not confirmed"
         )),
-        Judged::Refused => step.failed(
+        Judged::Failed => step.failed(
             format!(
-                "the target refused the event: {} {answer} (a run counts such events failed, exit 3)",
-                a.status
+                "the target refused the event: {status} {answer} (a run counts such events failed, exit 3)"
+            ),
+            Exit::SloBreach,
+        ),
+        Judged::Unreadable => step.failed(
+            format!(
+                "answered {status}, but not a yes the run can read ({answer}): a run counts such events failed (events_unreadable_2xx) and never resends them, exit 3"
             ),
             Exit::SloBreach,
         ),
@@ -251,9 +237,9 @@ fn bulk_item(step: Step, body: &[u8], answer: &str) -> Step {
     let n = bulk::items(body, |it| {
         first.get_or_insert(it);
     });
-    match (bulk::errors(body), first, n) {
-        (Some(false), _, _) => step,
-        (Some(true), Some(it), Some(1)) => match it.fate(crate::config::schema::OpType::Create) {
+    // Whatever `errors` says, the item's status is the cluster's word on the event.
+    match (first, n) {
+        (Some(it), Some(1)) => match it.fate(crate::config::schema::OpType::Create) {
             Fate::Stored | Fate::AlreadyStored => step,
             Fate::Resend => step.warn(format!(
                 "the cluster is busy ({}): a run would send the item again; the token is not confirmed",
@@ -268,7 +254,9 @@ fn bulk_item(step: Step, body: &[u8], answer: &str) -> Step {
             ),
         },
         _ => step.failed(
-            format!("200 with no _bulk answer of one item: {answer}"),
+            format!(
+                "a _bulk answer without exactly one item: {answer} (a run counts such a batch failed, exit 3)"
+            ),
             Exit::SloBreach,
         ),
     }
@@ -348,20 +336,6 @@ fn udp_refused(s: &std::net::UdpSocket, left: Duration) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn answers_are_judged_as_a_run_would() {
-        assert_eq!(judge(200, Some(0)), Judged::Accepted);
-        assert_eq!(judge(204, None), Judged::Accepted);
-        assert_eq!(judge(403, Some(4)), Judged::AuthFailed);
-        assert_eq!(judge(401, None), Judged::AuthFailed);
-        assert_eq!(judge(400, Some(21)), Judged::AuthFailed);
-        assert_eq!(judge(503, Some(9)), Judged::Busy);
-        assert_eq!(judge(429, None), Judged::Busy);
-        assert_eq!(judge(400, Some(10)), Judged::Refused);
-        assert_eq!(judge(404, None), Judged::Refused);
-        assert_eq!(judge(200, Some(6)), Judged::Refused);
-    }
 
     #[test]
     fn hec_bodies_decode() {

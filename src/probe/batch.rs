@@ -112,13 +112,15 @@ fn decoded(o: &RunOutcome, syslog: bool) -> Step {
     .detail("batches_retried", s.batches_retried)
     .detail("bytes_sent", s.bytes_sent)
     .detail("status", &r.status)
-    .detail("hec_codes", &r.hec_codes);
+    .detail("hec_codes", &r.hec_codes)
+    .detail("events_unreadable_2xx", s.events_unreadable_2xx);
     let problems = [
         ("connect errors", s.connect_errors),
         ("connection resets", s.connection_resets),
         ("timeouts", s.timeouts),
         ("protocol errors", s.protocol_errors),
         ("oversize events", s.oversize_events),
+        ("events answered 2xx, unreadable", s.events_unreadable_2xx),
     ];
     let problems: Vec<String> = problems
         .iter()

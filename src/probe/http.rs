@@ -9,11 +9,16 @@ use crate::net::tls::TlsClient;
 use crate::net::ureq_tls;
 use crate::run::target::Endpoint;
 
-/// An answer: status, a few headers, and the body (at most 64 KiB of it).
+/// An answer: status, whether its body carries a content coding, and the body (at most
+/// the run's body cap, `net::http::MAX_BODY`) — or, when the body could not be read whole
+/// (over the cap, a length that lies, the connection closed mid-body), why not: for a 2xx
+/// that is "answered 2xx, unreadable", as the run counts it.
 #[derive(Clone, Debug)]
 pub struct Answer {
     pub status: u16,
+    pub encoded: bool,
     pub body: Vec<u8>,
+    pub unreadable: Option<String>,
 }
 
 impl Answer {
@@ -32,9 +37,12 @@ impl Answer {
 pub struct Http {
     agent: ureq::Agent,
     base: String,
+    /// Plain HTTP: the address, asked again when an answer is no HTTP at all (is it TLS?).
+    plain: Option<std::net::SocketAddr>,
 }
 
-const MAX_BODY: u64 = 64 * 1024;
+/// The body cap: the run's.
+const MAX_BODY: u64 = crate::net::http::MAX_BODY as u64;
 
 impl Http {
     /// For `ep`, over TLS with `tls` when given; every call is bounded by `timeout`.
@@ -50,12 +58,38 @@ impl Http {
         Http {
             agent,
             base: format!("{scheme}://{}", ep.host_port),
+            plain: if tls.is_some() {
+                None
+            } else {
+                ep.host_port.parse().ok()
+            },
+        }
+    }
+
+    /// An answer, or why there is none — named as a TLS port when a plain request got TLS
+    /// bytes back, as the run names it.
+    fn answer(
+        &self,
+        r: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+    ) -> Result<Answer, String> {
+        match r {
+            Err(e)
+                if !matches!(e, ureq::Error::Timeout(_))
+                    && self.plain.is_some_and(|a| {
+                        crate::net::tls::answers_tls(a, Duration::from_secs(1))
+                    }) =>
+            {
+                Err(format!(
+                    "the target answered in TLS — the port speaks TLS and the url says http:// (use https://); {e}"
+                ))
+            }
+            r => answer(r),
         }
     }
 
     pub fn get(&self, path: &str) -> Result<Answer, String> {
         let r = self.agent.get(format!("{}{path}", self.base)).call();
-        answer(r)
+        self.answer(r)
     }
 
     pub fn post(
@@ -68,7 +102,7 @@ impl Http {
         for (k, v) in headers {
             req = req.header(k.as_str(), v.as_str());
         }
-        answer(req.send(body))
+        self.answer(req.send(body))
     }
 }
 
@@ -79,13 +113,36 @@ fn answer(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Result<An
         other => other.to_string(),
     })?;
     let status = resp.status().as_u16();
-    let mut body = Vec::new();
-    resp.body_mut()
+    let header = |name: &str| {
+        resp.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let encoded = header("content-encoding")
+        .is_some_and(|v| !(v.is_empty() || v.eq_ignore_ascii_case("identity")));
+    let declared = header("content-length").and_then(|v| v.parse::<u64>().ok());
+    let mut a = Answer {
+        status,
+        encoded,
+        body: Vec::new(),
+        unreadable: None,
+    };
+    if declared.is_some_and(|n| n > MAX_BODY) {
+        a.unreadable = Some("its Content-Length is over the body cap".into());
+        return Ok(a);
+    }
+    let read = resp
+        .body_mut()
         .as_reader()
-        .take(MAX_BODY)
-        .read_to_end(&mut body)
-        .map_err(|e| format!("reading the answer: {e}"))?;
-    Ok(Answer { status, body })
+        .take(MAX_BODY + 1)
+        .read_to_end(&mut a.body);
+    a.unreadable = match read {
+        Err(e) => Some(format!("reading its body: {e}")),
+        Ok(_) if a.body.len() as u64 > MAX_BODY => Some("its body is over the body cap".into()),
+        Ok(_) => None,
+    };
+    Ok(a)
 }
 
 /// The header lines an adapter renders (`Name: value\r\n`…) as pairs.

@@ -72,8 +72,21 @@ pub fn handshake(ctx: &mut Ctx<'_>, left: Duration) -> Step {
         Ok(c) => c,
         Err(e) => return Step::fail(NAME, tls::describe(&e), Exit::Aborted),
     };
-    if let Err(e) = drive(&mut conn, &mut tcp, left) {
-        let why = words(&e, ctx.opts.timeout);
+    // The run's wait for a first handshake: a port that never answers one is named as such.
+    let wait = left.min(crate::net::conn::FIRST_SETUP_WAIT);
+    if let Err(e) = drive(&mut conn, &mut tcp, wait) {
+        let why = if wait < left
+            && matches!(
+                e.kind(),
+                io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+            ) {
+            format!(
+                "no answer to the TLS handshake in {:.1} s — the port may speak plain TCP or HTTP while the url asks for TLS",
+                wait.as_secs_f64()
+            )
+        } else {
+            words(&e, ctx.opts.timeout)
+        };
         let left = left.saturating_sub(t0.elapsed());
         let checked = checked_name(&client);
         let step = Step::fail(NAME, why, Exit::Aborted)

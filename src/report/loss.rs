@@ -74,6 +74,12 @@ pub struct Refused {
     pub by_status: BTreeMap<String, u64>,
     pub given_up_after: GivenUpAfter,
     pub unfinished: u64,
+    /// Of `other`: answered 2xx in words the engine cannot read (never resent; the store may
+    /// hold them), and refused by an HEC code (`{"6": n}`, a 200 included).
+    #[serde(default)]
+    pub unreadable_2xx: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub by_hec_code: BTreeMap<String, u64>,
     /// Counted per attempt, not per event: what the attempts met.
     pub causes: Causes,
 }
@@ -117,6 +123,8 @@ pub struct Figures {
     pub by_status: BTreeMap<String, u64>,
     pub given_up_after: GivenUpAfter,
     pub unfinished: u64,
+    pub unreadable_2xx: u64,
+    pub by_hec_code: BTreeMap<String, u64>,
     pub causes: Causes,
     pub stores: Vec<StoreLoss>,
     pub udp: Option<RcvbufDrops>,
@@ -137,6 +145,8 @@ pub fn of(rep: &Report, scheduled: u64, udp: Option<RcvbufDrops>) -> Loss {
         by_status: s.events_failed_by_status.clone(),
         given_up_after: s.events_given_up_after.clone(),
         unfinished: s.events_unfinished,
+        unreadable_2xx: s.events_unreadable_2xx,
+        by_hec_code: s.events_failed_by_hec_code.clone(),
         causes: causes(s, &rep.status),
         stores: stores(rep),
         udp,
@@ -198,6 +208,8 @@ pub fn stage(f: &Figures) -> Loss {
         by_status: f.by_status.clone(),
         given_up_after: f.given_up_after.clone(),
         unfinished: f.unfinished,
+        unreadable_2xx: f.unreadable_2xx,
+        by_hec_code: f.by_hec_code.clone(),
         causes: f.causes.clone(),
     };
     // The store that found the most missing speaks for the stage (the first on a tie).
@@ -334,6 +346,17 @@ fn refused_detail(r: &Refused) -> String {
         .iter()
         .map(|(st, n)| format!("{st} {}", count(*n)))
         .collect();
+    finals.extend(
+        r.by_hec_code
+            .iter()
+            .map(|(c, n)| format!("HEC code {c} {}", count(*n))),
+    );
+    if r.unreadable_2xx > 0 {
+        finals.push(format!(
+            "answered 2xx, unreadable {}",
+            count(r.unreadable_2xx)
+        ));
+    }
     if r.unfinished > 0 {
         finals.push(format!("unanswered {}", count(r.unfinished)));
     }

@@ -321,6 +321,19 @@ pub struct Summary {
     pub events_failed_by_status: BTreeMap<String, u64>,
     pub events_given_up_after: GivenUpAfter,
     pub events_unfinished: u64,
+    /// generic-hec: the events failed for good by an HEC code (`{"6": n}`: invalid data
+    /// format…), whatever status came with it (a 200 too); left out when none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub events_failed_by_hec_code: BTreeMap<String, u64>,
+    /// Events (and batches) answered 2xx in words the engine cannot read — a head or body
+    /// over the cap, a length that lies, a connection closed mid-body, an HEC answer without
+    /// a `code`, a `_bulk` 2xx that is no `_bulk` answer: never resent (the collector said
+    /// yes), counted in `events_failed` and here apart; `max_unreadable_2xx_events` (default
+    /// 0) fails the run on them.
+    #[serde(default)]
+    pub events_unreadable_2xx: u64,
+    #[serde(default)]
+    pub batches_unreadable_2xx: u64,
     /// HEC ack polls answered with something other than 2xx.
     pub ack_poll_failures: u64,
     /// Time batches waited for room in a full socket buffer (the target reads slower).
@@ -798,6 +811,15 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
             transport: c.events_given_up_transport,
         },
         events_unfinished: c.events_unfinished,
+        events_failed_by_hec_code: c
+            .events_failed_by_hec_code
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(k, n)| (k.to_string(), *n))
+            .collect(),
+        events_unreadable_2xx: c.events_unreadable_2xx,
+        batches_unreadable_2xx: c.batches_unreadable_2xx,
         ack_poll_failures: c.ack_poll_failures,
         events_sent: c.events_sent,
         events_accepted: c.events_accepted,

@@ -225,6 +225,22 @@ fn counts(o: &mut String, s: &Summary) {
         count(s.batches_retried),
         count(s.bytes_sent)
     );
+    if s.batches_unreadable_2xx > 0 {
+        let _ = writeln!(
+            o,
+            "unreadable answered 2xx but unreadable: {} batches ({} events), counted failed and never resent — the collector said yes, so the store may hold them",
+            count(s.batches_unreadable_2xx),
+            count(s.events_unreadable_2xx)
+        );
+    }
+    if !s.events_failed_by_hec_code.is_empty() {
+        let codes: Vec<String> = s
+            .events_failed_by_hec_code
+            .iter()
+            .map(|(c, n)| format!("code {c}: {}", count(*n)))
+            .collect();
+        let _ = writeln!(o, "hec      events failed by code: {}", codes.join(", "));
+    }
     if s.batches_acked + s.acks_pending + s.ack_poll_failures > 0 {
         let polls = if s.ack_poll_failures > 0 {
             format!("; ack polls failed {}", count(s.ack_poll_failures))

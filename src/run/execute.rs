@@ -732,7 +732,8 @@ pub fn execute(
     let udp_probe = (s.plan.transport == Transport::SyslogUdp)
         .then(|| udp_drops::Probe::start(s.endpoint.addr));
     let growth = s.plan.verify.as_ref().and_then(store_verify::start_growth);
-    let result = engine::run(s.engine, steer, &mut publish);
+    let mut result = engine::run(s.engine, steer, &mut publish);
+    name_a_tls_port(&mut result.abort, s.plan.transport, &s.endpoint);
     let faults = faults.map(Runner::finish);
     let udp_rcvbuf_drops = udp_probe.map(udp_drops::Probe::finish);
     let hdr_log_failed = s
@@ -909,6 +910,23 @@ pub(crate) fn redacted(cfg: &crate::config::schema::Config) -> serde_json::Value
 fn output(p: &RunPlan, path: &Option<String>) -> Option<String> {
     let path = path.as_ref()?;
     Some(p.shard.map_or_else(|| path.clone(), |s| s.path(path)))
+}
+
+/// A plain `http://` target found unreachable that answers a TLS handshake: the port speaks
+/// TLS, and the abort says so (a TLS mismatch, not a target that is down).
+fn name_a_tls_port(abort: &mut Option<AbortReason>, transport: Transport, ep: &Endpoint) {
+    if transport != Transport::Http || ep.unix.is_some() {
+        return;
+    }
+    let Some(AbortReason::Unreachable(why)) = abort else {
+        return;
+    };
+    if crate::net::tls::answers_tls(ep.addr, Duration::from_secs(1)) {
+        *abort = Some(AbortReason::Tls(format!(
+            "{}: the port speaks TLS and the url says http:// (use https://); {why}",
+            ep.addr
+        )));
+    }
 }
 
 /// One exit code per run, in order of gravity, with the reasons.

@@ -217,7 +217,7 @@ fn answers(e: &mut Expo, s: &Snapshot) {
     e.family(
         name,
         Kind::Counter,
-        "Problems since the start, by kind (connect, reset, timeout, protocol, auth, oversize, status_<code>, hec_code_<n>).",
+        "Problems since the start, by kind (connect, reset, timeout, protocol, auth, oversize, unreadable_2xx, status_<code>, hec_code_<n>).",
     );
     for (kind, n) in &s.errors {
         e.int(name, &[("kind", kind)], *n);
@@ -236,6 +236,20 @@ fn answers(e: &mut Expo, s: &Snapshot) {
         "Batches accepted with an ackId and not acknowledged yet.",
     );
     e.int(name, &[], s.acks_pending);
+    let name = "ingestbench_events_unreadable_2xx_total";
+    e.family(
+        name,
+        Kind::Counter,
+        "Events answered 2xx in words the engine cannot read (an answer over the cap, a lying length, a close mid-body, an HEC answer without a code): never resent, counted failed, since the start.",
+    );
+    e.int(name, &[], s.events_unreadable_2xx);
+    let name = "ingestbench_batches_unreadable_2xx_total";
+    e.family(
+        name,
+        Kind::Counter,
+        "Batches answered 2xx in words the engine cannot read, since the start.",
+    );
+    e.int(name, &[], s.batches_unreadable_2xx);
 }
 
 fn connections(e: &mut Expo, s: &Snapshot) {
@@ -720,6 +734,8 @@ mod tests {
         s.reconnects = 2;
         s.batches_acked = 380;
         s.acks_pending = 7;
+        s.events_unreadable_2xx = 50;
+        s.batches_unreadable_2xx = 1;
         s.lag_ms_max = 1.5;
         s.backlog_events = 100;
         s.connections_open = 4;
@@ -814,7 +830,7 @@ mod tests {
             }
         }
         assert!(text.ends_with('\n'));
-        assert_eq!(types.len(), 31, "families: {types:?}");
+        assert_eq!(types.len(), 33, "families: {types:?}");
     }
 
     #[test]

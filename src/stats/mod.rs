@@ -132,6 +132,15 @@ pub struct Counters {
     /// HEC response codes 0..=31.
     #[serde(with = "sparse")]
     pub hec_codes: [u64; 32],
+    /// Events (and batches) answered 2xx in words the engine cannot read — an answer over
+    /// the cap, a length that lies, a connection closed mid-body, an HEC body without a
+    /// `code`: never resent (the collector said yes), counted failed and here apart.
+    pub events_unreadable_2xx: u64,
+    pub batches_unreadable_2xx: u64,
+    /// Events failed for good by an HEC code (index = code, 0..=31: 6 invalid data format…),
+    /// whatever the status that came with it.
+    #[serde(with = "sparse")]
+    pub events_failed_by_hec_code: [u64; 32],
 }
 
 impl Default for Counters {
@@ -183,6 +192,9 @@ impl Default for Counters {
             events_failed_by_type: [0; crate::adapter::bulk::ERROR_TYPES.len()],
             status: [0; 600],
             hec_codes: [0; 32],
+            events_unreadable_2xx: 0,
+            batches_unreadable_2xx: 0,
+            events_failed_by_hec_code: [0; 32],
         }
     }
 }
@@ -251,6 +263,15 @@ impl Counters {
             *a += b;
         }
         for (a, b) in self.hec_codes.iter_mut().zip(o.hec_codes.iter()) {
+            *a += b;
+        }
+        self.events_unreadable_2xx += o.events_unreadable_2xx;
+        self.batches_unreadable_2xx += o.batches_unreadable_2xx;
+        for (a, b) in self
+            .events_failed_by_hec_code
+            .iter_mut()
+            .zip(&o.events_failed_by_hec_code)
+        {
             *a += b;
         }
     }

@@ -197,7 +197,8 @@ pub struct Snapshot {
     pub cumulative: Window,
     /// Counters of problems by kind since the start: `connect`, `reset`, `timeout`,
     /// `protocol`, `auth`, `oversize`, `retries_exhausted` (batches), `ack_poll` (failed HEC
-    /// ack polls), `status_<code>` for answers other than 2xx,
+    /// ack polls), `unreadable_2xx` (batches answered 2xx, unreadable), `status_<code>` for
+    /// answers other than 2xx,
     /// `hec_code_<n>` for HEC codes other than 0.
     pub errors: BTreeMap<String, u64>,
     /// Answers by HTTP status since the start.
@@ -214,6 +215,10 @@ pub struct Snapshot {
     pub events_already_stored: u64,
     pub batches_acked: u64,
     pub acks_pending: u64,
+    /// Events and batches answered 2xx in words the engine cannot read (never resent,
+    /// counted failed), since the start.
+    pub events_unreadable_2xx: u64,
+    pub batches_unreadable_2xx: u64,
     pub oversize_events: u64,
     /// How late batches left compared with their schedule: the worst in the last second and
     /// since the start, ms.
@@ -275,6 +280,8 @@ impl Snapshot {
             events_already_stored: 0,
             batches_acked: 0,
             acks_pending: 0,
+            events_unreadable_2xx: 0,
+            batches_unreadable_2xx: 0,
             oversize_events: 0,
             lag_ms_max: 0.0,
             lag_ms_max_cumulative: 0.0,

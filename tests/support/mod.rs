@@ -7,6 +7,7 @@
 
 #![allow(dead_code)]
 
+pub mod answerer;
 pub mod browser;
 pub mod bulk_store;
 pub mod peers;
