@@ -757,6 +757,9 @@ pub struct Slo {
     pub max_unsent_events: Option<u64>,
     pub min_events_accepted: Option<u64>,
     pub max_acks_pending: Option<u64>,
+    /// Syslog over TCP, TLS or UDP: events written and never confirmed (the peer reset or
+    /// closed the connection, or its send queue had not drained); default 0.
+    pub max_unconfirmed_events: Option<u64>,
     /// Several targets: how many may be down (never connected); default 0.
     pub max_targets_down: Option<u64>,
     /// The watched processes' CPU, summed, in cores: judged on the p95 of the per-second
@@ -1404,6 +1407,7 @@ fn read_slo(r: &mut Reader, mut o: Obj) -> Slo {
         max_unsent_events: o.get(r, "max_unsent_events"),
         min_events_accepted: o.get(r, "min_events_accepted"),
         max_acks_pending: o.get(r, "max_acks_pending"),
+        max_unconfirmed_events: o.get(r, "max_unconfirmed_events"),
         max_targets_down: o.get(r, "max_targets_down"),
         max_watched_cpu_cores: o.get(r, "max_watched_cpu_cores"),
         max_watched_rss: o.get(r, "max_watched_rss"),
