@@ -434,3 +434,18 @@ fn max_unconfirmed_events_is_a_config_key() {
     assert!(n(&v["summary"]["events_unconfirmed"]) > 0, "{}", all(&o));
     assert_eq!(o.status.code(), Some(0), "{}", all(&o));
 }
+
+/// `probe` sends its batch through the same engine and says the same: against a listener
+/// that reads one chunk and closes, the framing step fails (exit 3) with the events not
+/// confirmed. (Before: "5 of 5 events written", PASS.)
+#[test]
+fn probe_agrees_that_nothing_was_confirmed() {
+    let l = listen(Peer::OneChunk, None);
+    let o = bin()
+        .args(["probe", "--url", &format!("tcp://127.0.0.1:{}", l.port)])
+        .args(["--adapter", "syslog"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", all(&o));
+    assert!(all(&o).contains("not confirmed"), "{}", all(&o));
+}
