@@ -1474,7 +1474,7 @@ impl Worker {
                             self.links[i].blocked_since.get_or_insert(now);
                         }
                     }
-                    // ICMP said so about datagrams sent before: what waits is unconfirmed.
+                    // A port unreachable (ICMP) is about datagrams sent before: `udp_error`.
                     Err(e) => self.udp_error(p, i, &e, now),
                 }
             }
