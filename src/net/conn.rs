@@ -47,7 +47,7 @@ pub struct Conn {
 pub struct PeerState {
     /// How far it has acknowledged this connection's bytes (of `wire_bytes`).
     pub acked: u64,
-    /// Its receive window is back to within an eighth (at least one window unit) of the
+    /// Its receive window is back to within 1/64 (at least one window unit) of the
     /// widest it has advertised: its application has read what it was sent, up to that
     /// slack. `None` where the kernel does not tell (not Linux, before Linux 6.2, not TCP).
     pub window_open: Option<bool>,
@@ -373,7 +373,7 @@ impl Conn {
         };
         let window_open = window.map(|(w, unit)| {
             self.window_max = self.window_max.max(w);
-            let slack = (self.window_max / 8).max(unit);
+            let slack = (self.window_max / 64).max(unit);
             w + slack >= self.window_max
         });
         PeerState { acked, window_open }

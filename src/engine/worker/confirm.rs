@@ -7,7 +7,7 @@
 //!   (the connection's bytes written less SIOCOUTQ, its unacknowledged bytes, reach the
 //!   batch's end), (2) the connection up — no FIN, no RST read from it — for `CONFIRM_AFTER`
 //!   since a check first saw it acknowledged, and (3) the peer's receive window open again
-//!   (TCP_INFO `tcpi_snd_wnd` within an eighth of the widest it advertised): its application
+//!   (TCP_INFO `tcpi_snd_wnd` within 1/64 of the widest it advertised): its application
 //!   has read what it was sent, not left it in its kernel's buffer. A receiver that rejects
 //!   what it reads (a TLS port fed plain TCP, one that reads a chunk and drops the connection,
 //!   one that resets) closes within moments of taking the bytes, and one that never reads
@@ -25,8 +25,11 @@
 //!   every batch to be confirmed before it counts the last writes accepted.
 //!
 //! What TCP cannot tell: what the application did with what it read (a receiver that reads,
-//! keeps the connection and drops the events), and unread bytes within the window's slack (an
-//! eighth of the receiver's window, at least one window unit). `verify` against the store, or
+//! keeps the connection and drops the events), and unread bytes within the window's slack (a
+//! 64th of the receiver's window, at least one window unit: 2^its window scale, 128 B to 1 KiB
+//! on Linux's defaults) or within the growth of a new connection's window as its first data
+//! arrives (a few KiB, which the receiver takes whether it reads or not). `verify` against
+//! the store, or
 //! RELP, tells those apart.
 //!
 //! No allocation: `Pending` holds its records in a list reserved at start; a link takes no
