@@ -84,8 +84,12 @@ struct Written {
     /// From its intended time and from its attempt's write to when it was written, µs.
     latency_us: u64,
     service_us: u64,
-    /// When a check first saw all of it acknowledged (UDP: when it was sent).
+    /// When a check first saw all of it acknowledged (UDP: when it was sent), and whether
+    /// that was after the worker's schedule ended: the acknowledgement is syslog's answer, so
+    /// it says whether the batch counts in `events_accepted_in_drain`, not the confirmation
+    /// time after it.
     acked_at: Option<Instant>,
+    acked_in_drain: bool,
 }
 
 /// The worker's written batches waiting to be confirmed, oldest first.
@@ -158,6 +162,7 @@ impl Worker {
             latency_us: us(b.intended),
             service_us: us(b.attempt_write),
             acked_at,
+            acked_in_drain: self.draining,
         });
         b.state = SlotState::Free;
         let l = &mut self.links[i];
@@ -200,6 +205,7 @@ impl Worker {
             let l = &self.links[w.link];
             if w.acked_at.is_none() && l.acked >= w.end {
                 w.acked_at = Some(now);
+                w.acked_in_drain = self.draining;
             }
             let done = l.reading
                 && w.acked_at
@@ -273,7 +279,7 @@ impl Worker {
 
     fn confirmed(&mut self, w: &Written) {
         self.counters.events_accepted += w.events;
-        if self.draining {
+        if w.acked_in_drain {
             self.counters.events_accepted_in_drain += w.events;
         }
         self.counters.batches_accepted += 1;
