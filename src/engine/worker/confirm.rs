@@ -6,12 +6,12 @@
 //! - **Accepted** at a check that finds (1) every byte of it acknowledged by the peer's TCP
 //!   (the connection's bytes written less SIOCOUTQ, its unacknowledged bytes, reach the
 //!   batch's end), (2) the connection up — no FIN, no RST read from it — for `CONFIRM_AFTER`
-//!   since a check first saw it acknowledged, and (3) the peer's receive window open again
-//!   (TCP_INFO `tcpi_snd_wnd` within 1/64 of the widest it advertised): its application
-//!   has read what it was sent, not left it in its kernel's buffer. A receiver that rejects
-//!   what it reads (a TLS port fed plain TCP, one that reads a chunk and drops the connection,
-//!   one that resets) closes within moments of taking the bytes, and one that never reads
-//!   never opens its window again: their batches never get there. Where the kernel does not
+//!   since a check first saw it acknowledged, and (3) the peer's receive window open
+//!   (TCP_INFO `tcpi_snd_wnd` at least half the widest it advertised): its buffer is not
+//!   half full of bytes its application left unread. A receiver that rejects what it reads (a
+//!   TLS port fed plain TCP, one that reads a chunk and drops the connection, one that
+//!   resets) closes within moments of taking the bytes, and one that never reads closes its
+//!   window as the bytes pile up: their batches never get there. Where the kernel does not
 //!   give the window (before Linux 6.2), (1) and (2) alone. UDP: once sent, with no ICMP
 //!   port unreachable reported on the socket for `CONFIRM_AFTER`.
 //! - **Unconfirmed** (`Counters::events_unconfirmed_by`, neither accepted nor failed; their
@@ -25,11 +25,12 @@
 //!   every batch to be confirmed before it counts the last writes accepted.
 //!
 //! What TCP cannot tell: what the application did with what it read (a receiver that reads,
-//! keeps the connection and drops the events), and unread bytes within the window's slack (a
-//! 64th of the receiver's window, at least one window unit: 2^its window scale, 128 B to 1 KiB
-//! on Linux's defaults) or within the growth of a new connection's window as its first data
-//! arrives (a few KiB, which the receiver takes whether it reads or not). `verify` against
-//! the store, or
+//! keeps the connection and drops the events), and bytes a receiver holds unread while its
+//! window is still open (up to half its buffer: some 50 KB with Linux's defaults, about 200
+//! events of 220 bytes — a receiver that stops reading at a low rate and then resets loses
+//! them unseen). A reader's window at rest is not quite its widest (86 % was measured), so
+//! nothing much stricter is safe.
+//! `verify` against the store, or
 //! RELP, tells those apart.
 //!
 //! No allocation: `Pending` holds its records in a list reserved at start; a link takes no
