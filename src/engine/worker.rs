@@ -1117,7 +1117,7 @@ impl Worker {
     /// Link `i` is open, ready and has nothing in flight: a batch may go on it.
     fn idle(&self, i: usize) -> bool {
         let l = &self.links[i];
-        l.sock.is_open() && l.batch.is_none() && self.proto.ready(i) && self.pending.room()
+        l.sock.is_open() && l.batch.is_none() && self.proto.ready(i) && self.pending.room(l.waiting)
     }
 
     /// Whether the request cap holds the next request back.

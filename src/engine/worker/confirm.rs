@@ -98,6 +98,9 @@ pub(super) struct Pending {
     items: Vec<Written>,
     /// Most batches waiting at once; 0 where batches are answered (HTTP, RELP).
     cap: usize,
+    /// Most waiting on one connection (twice its share): a receiver that stops reading holds
+    /// up its own connection, not the others (several targets).
+    per_link: u32,
     next_check: Instant,
     check_every: Duration,
 }
@@ -114,6 +117,7 @@ impl Pending {
             // Room for one more batch per link: each may finish the one it is writing.
             items: Vec::with_capacity(if used { cap + links } else { 0 }),
             cap,
+            per_link: u32::try_from((cap * 2 / links.max(1)).min(cap)).unwrap_or(u32::MAX),
             next_check: now,
             check_every: CHECK_EVERY
                 .saturating_mul(1 + u32::try_from(links / 64).unwrap_or(u32::MAX))
@@ -121,9 +125,10 @@ impl Pending {
         }
     }
 
-    /// A link may start a new batch: there is room for it to wait once written.
-    pub(super) fn room(&self) -> bool {
-        self.cap == 0 || self.items.len() < self.cap
+    /// A link with `waiting` batches waiting may start a new one: there is room for it to
+    /// wait once written.
+    pub(super) fn room(&self, waiting: u32) -> bool {
+        self.cap == 0 || (self.items.len() < self.cap && waiting < self.per_link)
     }
 
     pub(super) fn is_empty(&self) -> bool {
