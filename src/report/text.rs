@@ -172,9 +172,8 @@ fn counts(o: &mut String, s: &Summary) {
     let written = s.delivery == "written";
     let _ = writeln!(
         o,
-        "events   sent {}, {} {}, {}failed {} (success {:.3}%){}",
+        "events   sent {}, accepted {}, {}failed {} (success {:.3}%){}",
         count(s.events_sent),
-        if written { "written" } else { "accepted" },
         count(s.events_accepted),
         if written || s.events_unconfirmed > 0 {
             format!("unconfirmed {}, ", count(s.events_unconfirmed))
@@ -184,8 +183,8 @@ fn counts(o: &mut String, s: &Summary) {
         count(s.events_failed),
         s.success_rate * 100.0,
         if written {
-            " — syslog has no acknowledgement: written means the peer's TCP took them and kept \
-             the connection (UDP: sent, no ICMP refusal)"
+            " — syslog has no acknowledgement: accepted means the peer's TCP took them and kept \
+             the connection, its window open (UDP: sent, no ICMP refusal)"
         } else {
             ""
         }
