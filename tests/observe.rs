@@ -363,6 +363,59 @@ fn own_cgroup_v2_is_read() {
     assert!(o.total.cpu_s >= c.cpu_s && o.processes.is_empty());
 }
 
+/// Issue 33 case 10: one subject named twice counts once. The cgroup named three ways (as
+/// given, with a trailing `/`, relative to the cgroup2 mount) is one directory, listed once; a
+/// PID given twice and matched by name too is one process; and that process, inside the
+/// watched cgroup, is listed but its CPU is not added to the cgroup's that holds it: the
+/// totals are the cgroup's own. (Before: three cgroup rows and the total three times the
+/// cgroup plus the process.)
+#[test]
+fn a_subject_named_twice_is_counted_once() {
+    let Some(dir) = require(
+        "a cgroup v2 directory for this process (/proc/self/cgroup `0::` under a cgroup2 mount)",
+        own_cgroup().filter(|d| d.join("cpu.stat").is_file()),
+    ) else {
+        return;
+    };
+    let root = ingestbench::observe::cgroup2_root().unwrap();
+    let relative = dir.strip_prefix(&root).unwrap().to_path_buf();
+    let mut slash = dir.clone().into_os_string();
+    slash.push("/");
+    let _turn = cpu_turn();
+    let kid = Busy::start(0.3);
+    let pid = kid.pid();
+    let w = Watcher::start(
+        WatchSpec {
+            pids: vec![pid, pid],
+            names: vec!["python3".into()],
+            cgroups: vec![dir.clone(), PathBuf::from(slash), relative],
+            ..WatchSpec::default()
+        },
+        Duration::from_millis(500),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1600));
+    let o = w.finish();
+    drop(kid);
+    assert_eq!(o.cgroups.len(), 1, "{:?}", o.cgroups);
+    assert_eq!(PathBuf::from(&o.cgroups[0].path), dir);
+    let ours: Vec<&ProcSummary> = o.processes.iter().filter(|p| p.pid == pid).collect();
+    assert_eq!(ours.len(), 1, "{:?}", o.processes);
+    assert!(ours[0].cpu_s > 0.1, "{:?}", ours[0]);
+    let c = &o.cgroups[0];
+    assert!(c.cpu_s > 0.1, "{c:?}");
+    // Every process this test can see lives in its own cgroup: the totals are the cgroup's.
+    assert!(
+        (o.total.cpu_s - c.cpu_s).abs() < 1e-9,
+        "{:?} vs {c:?}",
+        o.total
+    );
+    for s in &o.seconds {
+        let sum: f64 = s.cgroups.iter().map(|c| c.cores).sum();
+        assert!((s.total.cores - sum).abs() < 1e-9, "{s:?}");
+    }
+}
+
 #[test]
 fn bad_pids_and_cgroups_are_named() {
     let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")

@@ -59,6 +59,9 @@ fn snapshot_at(i: u64) -> Snapshot {
     s.events_resent = 5 * i;
     s.events_already_stored = 2 * i;
     (s.events_unreadable_2xx, s.batches_unreadable_2xx) = (50 * i, i);
+    s.events_unconfirmed_by = BTreeMap::from([("connection reset".into(), 3 * i)]);
+    s.events_unconfirmed = 3 * i;
+    s.bytes_unsent_at_close = 700 * i;
     (s.lag_ms_max, s.backlog_events, s.connections_open) = (0.25 * i as f64, i % 11, 4);
     s.intended_buckets = buckets(i, [1, 3, 6, 9, 10], 0.0125);
     s.service_buckets = buckets(i, [4, 8, 10, 10, 10], 0.005);
@@ -184,6 +187,19 @@ fn expected(s: &Snapshot) -> Vec<Sample> {
     add(ev, &[("outcome", "sent")], c.events_sent as f64);
     add(ev, &[("outcome", "accepted")], c.events_accepted as f64);
     add(ev, &[("outcome", "failed")], c.events_failed as f64);
+    for cause in ingestbench::stats::UNCONFIRMED_CAUSES {
+        let n = s.events_unconfirmed_by.get(cause).copied().unwrap_or(0);
+        add(
+            "ingestbench_events_unconfirmed_total",
+            &[("cause", cause)],
+            n as f64,
+        );
+    }
+    add(
+        "ingestbench_bytes_unsent_at_close_total",
+        &[],
+        s.bytes_unsent_at_close as f64,
+    );
     let ba = "ingestbench_batches_total";
     add(ba, &[("outcome", "sent")], c.batches_sent as f64);
     add(ba, &[("outcome", "accepted")], c.batches_accepted as f64);
@@ -288,6 +304,8 @@ fn expected_types() -> BTreeMap<&'static str, &'static str> {
         ("ingestbench_build_info", "gauge"),
         ("ingestbench_run_info", "gauge"),
         ("ingestbench_events", "counter"),
+        ("ingestbench_events_unconfirmed", "counter"),
+        ("ingestbench_bytes_unsent_at_close", "counter"),
         ("ingestbench_batches", "counter"),
         ("ingestbench_sent_bytes", "counter"),
         ("ingestbench_responses", "counter"),

@@ -203,6 +203,46 @@ fn watching_a_pid_that_is_not_there_is_a_config_error() {
     assert!(out.contains("--watch"), "{out}");
 }
 
+/// Issue 33 case 10: `--watch cgroup:PATH` for a cgroup the config watches too is one cgroup
+/// in the report, and the total CPU is its CPU once (before: listed twice, the total doubled;
+/// `--watch` was added to the config's list and then added again).
+#[test]
+fn a_cgroup_in_the_config_and_in_watch_counts_once() {
+    let Some(cg) = require(
+        "a cgroup v2 directory for this process (/proc/self/cgroup `0::` under a cgroup2 mount)",
+        ingestbench::observe::own_cgroup().filter(|d| d.join("cpu.stat").is_file()),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(
+        dir.path(),
+        "w.yaml",
+        &builtin(
+            "{ eps: 100, stop: { after: 2s } }",
+            &format!(
+                "observability: {{ watch: {{ cgroups: [{:?}] }} }}\n",
+                cg.display().to_string()
+            ),
+        ),
+    );
+    let flag = format!("cgroup:{}", cg.display());
+    let (code, v, out) = run_json(
+        &cfg,
+        &["--watch".into(), flag.clone(), "--watch".into(), flag + "/"],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let w = &v["watched"];
+    let rows = w["cgroups"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{w:#}");
+    let cpu = rows[0]["cpu_s"].as_f64().unwrap();
+    assert!(cpu > 0.0, "{w:#}");
+    assert!(
+        (w["total"]["cpu_s"].as_f64().unwrap() - cpu).abs() < 1e-9,
+        "{w:#}"
+    );
+}
+
 /// The sizing rows agree with the timeline they were made from.
 fn check_rows_against_timeline(v: &Value, steps: &[f64]) {
     let rows = v["sizing"]

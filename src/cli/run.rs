@@ -467,8 +467,14 @@ impl Observer for LiveLine {
             RunState::Draining => "  draining",
             _ => "",
         };
+        // Syslog events written and never confirmed (a peer that resets or closes).
+        let unconfirmed = if s.events_unconfirmed > 0 {
+            format!("  unconfirmed {}", s.events_unconfirmed)
+        } else {
+            String::new()
+        };
         let line = format!(
-            "\r{:>5.0}s  target {:>9.0} eps  achieved {:>9.0} eps  p50 {:>8.2} ms  p99 {:>8.2} ms  errors {}  lag max {:.1} ms{state}   ",
+            "\r{:>5.0}s  target {:>9.0} eps  achieved {:>9.0} eps  p50 {:>8.2} ms  p99 {:>8.2} ms  errors {}{unconfirmed}  lag max {:.1} ms{state}   ",
             s.elapsed_s,
             i.target_eps,
             i.achieved_eps,

@@ -760,6 +760,9 @@ pub struct Slo {
     /// Events answered 2xx in words the engine cannot read (`events_unreadable_2xx`);
     /// default 0.
     pub max_unreadable_2xx_events: Option<u64>,
+    /// Syslog over TCP, TLS or UDP: events written and never confirmed (the peer reset or
+    /// closed the connection, or its send queue had not drained); default 0.
+    pub max_unconfirmed_events: Option<u64>,
     /// Several targets: how many may be down (never connected); default 0.
     pub max_targets_down: Option<u64>,
     /// The watched processes' CPU, summed, in cores: judged on the p95 of the per-second
@@ -1408,6 +1411,7 @@ fn read_slo(r: &mut Reader, mut o: Obj) -> Slo {
         min_events_accepted: o.get(r, "min_events_accepted"),
         max_acks_pending: o.get(r, "max_acks_pending"),
         max_unreadable_2xx_events: o.get(r, "max_unreadable_2xx_events"),
+        max_unconfirmed_events: o.get(r, "max_unconfirmed_events"),
         max_targets_down: o.get(r, "max_targets_down"),
         max_watched_cpu_cores: o.get(r, "max_watched_cpu_cores"),
         max_watched_rss: o.get(r, "max_watched_rss"),

@@ -43,7 +43,10 @@ use crate::stats::{
 mod bulk_io;
 mod http_io;
 mod reach;
+mod confirm;
 mod relp_io;
+
+use confirm::{Pending, Unconfirmed};
 
 /// How batches travel, as the coordinator hands it to each worker.
 #[derive(Clone)]
@@ -53,7 +56,8 @@ pub enum WirePlan {
         framer: Arc<Framer>,
         tls: Option<TlsClient>,
     },
-    /// Syslog over TCP or TLS: a batch is done once written; there are no answers.
+    /// Syslog over TCP or TLS: there are no answers; a written batch is accepted once the
+    /// peer's TCP has taken it and kept the connection (`confirm.rs`).
     SyslogStream {
         framer: SyslogFramer,
         tls: Option<TlsClient>,
@@ -307,8 +311,16 @@ struct Link {
     batch: Option<usize>,
     /// Bytes written (TCP/TLS) or datagrams sent (UDP) of the batch in flight.
     offset: usize,
-    /// When the batch in flight first found the socket buffer full.
+    /// Since when the batch in flight has been held by a full socket buffer (moved on as the
+    /// time is counted into `send_blocked_ns`).
     blocked_since: Option<Instant>,
+    /// Syslog: batches written on this connection and waiting to be confirmed, how far its
+    /// peer's TCP has acknowledged its bytes and whether its application reads (its window
+    /// open again) at the last check, and why its connection ends when it does (`confirm.rs`).
+    waiting: u32,
+    acked: u64,
+    reading: bool,
+    end_cause: Unconfirmed,
     reconnect_at: Instant,
     backoff: Duration,
     /// Connection attempts made on this link so far (every one after the first is a
@@ -463,6 +475,8 @@ struct Worker {
     cpu_mark: u64,
     /// Which of this agent's seqs were given up.
     account: AgentAccount,
+    /// Syslog over TCP, TLS or UDP: written batches waiting to be confirmed.
+    pending: Pending,
     /// A plain HTTP load's request phases (sent with the last interval).
     phases: Option<Box<Phases>>,
     /// A mix's figures by source (sent with the last interval).
@@ -539,6 +553,10 @@ impl Worker {
                 batch: None,
                 offset: 0,
                 blocked_since: None,
+                waiting: 0,
+                acked: 0,
+                reading: true,
+                end_cause: Unconfirmed::NotDrained,
                 reconnect_at: p.start,
                 backoff: Duration::from_millis(50),
                 connects: 0,
@@ -651,6 +669,14 @@ impl Worker {
             next_request: p.start,
             cpu_mark: thread_cpu_ns(),
             account: AgentAccount::new(p.agent),
+            pending: Pending::new(
+                matches!(
+                    p.wire,
+                    WirePlan::SyslogStream { .. } | WirePlan::SyslogDatagram { .. }
+                ),
+                p.conns,
+                p.start,
+            ),
             phases: plain.then(Box::default),
             parts: p
                 .mix
@@ -849,7 +875,8 @@ impl Worker {
     }
 
     fn busy(&self) -> bool {
-        self.batches.iter().any(|b| b.state != SlotState::Free)
+        !self.pending.is_empty()
+            || self.batches.iter().any(|b| b.state != SlotState::Free)
             || matches!(&self.proto, Proto::Http { acks: Some(a), .. } if a.unconfirmed())
     }
 
@@ -865,6 +892,7 @@ impl Worker {
                 self.send_interval(p, now, false);
                 self.next_interval += INTERVAL;
             }
+            self.confirm(p, now);
             let gen_done = self.generation_done(p, now);
             if gen_done && drain_deadline.is_none() {
                 drain_deadline = Some(now + p.timeouts.drain);
@@ -983,6 +1011,9 @@ impl Worker {
         if let Some(d) = drain {
             at = at.min(d);
         }
+        if let Some(t) = self.pending.next_check() {
+            at = at.min(t);
+        }
         at.saturating_duration_since(now)
             .min(Duration::from_millis(250))
     }
@@ -1019,7 +1050,12 @@ impl Worker {
                         Some(path) => Peer::Unix(path),
                         None => Peer::Tcp(addr),
                     };
-                    c.connect_to(peer, tls, registry)
+                    let r = c.connect_to(peer, tls, registry);
+                    if r.is_ok() && matches!(self.proto, Proto::Stream { .. }) {
+                        // Syslog confirmation reads the peer's window (`confirm.rs`).
+                        let _ = c.probe_when_idle(confirm::PROBE_IDLE);
+                    }
+                    r
                 }
             };
             if let Err(e) = result {
@@ -1189,7 +1225,7 @@ impl Worker {
     /// Link `i` is open, ready and has nothing in flight: a batch may go on it.
     fn idle(&self, i: usize) -> bool {
         let l = &self.links[i];
-        l.sock.is_open() && l.batch.is_none() && self.proto.ready(i)
+        l.sock.is_open() && l.batch.is_none() && self.proto.ready(i) && self.pending.room(l.waiting)
     }
 
     /// Whether the request cap holds the next request back.
@@ -1515,7 +1551,7 @@ impl Worker {
                 && c.pending_tls()
                 && c.flush().is_err()
             {
-                self.connection_lost(i, now);
+                self.peer_closed(i, now, Unconfirmed::Reset);
             }
             return;
         };
@@ -1540,18 +1576,14 @@ impl Worker {
                     Ok(n) => {
                         self.links[i].offset = n;
                         if n >= self.batches[slot].ends.len() {
+                            self.unblocked(i, now);
                             self.written(i, slot, now);
                         } else {
                             self.links[i].blocked_since.get_or_insert(now);
                         }
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                        p.abort.set(AbortReason::Unreachable(format!(
-                            "udp://{}: port unreachable (ICMP): nothing listens there",
-                            p.addr
-                        )));
-                    }
-                    Err(_) => self.connection_lost(i, now),
+                    // A port unreachable (ICMP) is about datagrams sent before: `udp_error`.
+                    Err(e) => self.udp_error(p, i, &e, now),
                 }
             }
             Socket::Stream(conn) => {
@@ -1569,11 +1601,17 @@ impl Worker {
                         self.links[i].offset = n;
                         if n < total || pending_tls {
                             self.links[i].blocked_since.get_or_insert(now);
-                        } else if self.phases.is_some() {
+                            return;
+                        }
+                        self.unblocked(i, now);
+                        if self.phases.is_some() {
                             self.links[i].marks.written.get_or_insert_with(Instant::now);
                         } else if matches!(self.proto, Proto::Stream { .. }) {
                             self.written(i, slot, now);
                         }
+                    }
+                    Err(_) if matches!(self.proto, Proto::Stream { .. }) => {
+                        self.peer_closed(i, now, Unconfirmed::Reset);
                     }
                     Err(_) => self.connection_lost(i, now),
                 }
@@ -1637,15 +1675,23 @@ impl Worker {
         self.leave(began);
     }
 
-    /// A syslog batch is fully handed to the kernel: that is all syslog can tell.
-    fn written(&mut self, i: usize, slot: usize, now: Instant) {
-        self.accepted(slot, now);
-        let l = &mut self.links[i];
-        if let Some(since) = l.blocked_since.take() {
+    /// Link `i`'s batch is no longer held by a full socket buffer: the time it was is counted.
+    fn unblocked(&mut self, i: usize, now: Instant) {
+        if let Some(since) = self.links[i].blocked_since.take() {
             self.counters.send_blocked_ns += now.saturating_duration_since(since).as_nanos() as u64;
         }
-        l.batch = None;
-        l.offset = 0;
+    }
+
+    /// The time batches are being held by full socket buffers so far counts in this interval
+    /// (a receiver that reads nothing shows in every second, not only when it reads again).
+    fn count_blocked(&mut self, now: Instant) {
+        for l in &mut self.links {
+            if let Some(since) = l.blocked_since.as_mut() {
+                self.counters.send_blocked_ns +=
+                    now.saturating_duration_since(*since).as_nanos() as u64;
+                *since = now;
+            }
+        }
     }
 
     /// Reads link `i`'s answers; `short_is_all` unless the event said the peer closed.
@@ -1654,14 +1700,22 @@ impl Worker {
             self.relp_read(p, i, now);
             return;
         }
-        let Socket::Stream(conn) = &mut self.links[i].sock else {
-            return;
+        let conn = match &mut self.links[i].sock {
+            Socket::Stream(conn) => conn,
+            Socket::Datagram(u) => {
+                // An error event: what ICMP reported about datagrams sent before.
+                if let Some(e) = u.take_error() {
+                    self.udp_error(p, i, &e, now);
+                }
+                return;
+            }
         };
         if !matches!(self.proto, Proto::Http { .. }) {
-            // Syslog receivers send nothing; reading shows when they close.
+            // Syslog receivers send nothing; reading shows when they close (FIN) or reset.
             match conn.discard_input() {
                 Ok(ReadStatus::Drained) => {}
-                Ok(ReadStatus::Eof) | Err(_) => self.connection_lost(i, now),
+                Ok(ReadStatus::Eof) => self.peer_closed(i, now, Unconfirmed::Closed),
+                Err(_) => self.peer_closed(i, now, Unconfirmed::Reset),
             }
             return;
         }
@@ -1877,9 +1931,11 @@ impl Worker {
         }
         // Read before the close empties the reader.
         let started = self.answer_started(i);
+        let cause = std::mem::replace(&mut self.links[i].end_cause, Unconfirmed::NotDrained);
+        self.unconfirm_link(i, cause);
+        self.unblocked(i, now);
         let l = &mut self.links[i];
         l.sock.close(&self.registry);
-        l.blocked_since = None;
         l.reconnect_at = now + delay;
         if let Some(b) = l.batch.take() {
             self.batches[b].last_cause = 0;
@@ -1912,8 +1968,10 @@ impl Worker {
         self.relp_open_timeouts(p, now);
     }
 
-    /// At the end: batches never accepted count as failed; unconfirmed acks are reported.
+    /// At the end: batches never accepted count as failed; unconfirmed acks are reported;
+    /// syslog batches still waiting to be confirmed are unconfirmed (not drained).
     fn give_up_unfinished(&mut self) {
+        self.unconfirm_all();
         if let Proto::Http { acks: Some(a), .. } = &mut self.proto {
             self.counters.acks_pending += a.give_up();
         }
@@ -2002,6 +2060,7 @@ impl Worker {
         } else {
             self.links.iter().filter(|l| l.sock.is_open()).count() as u64
         };
+        self.count_blocked(now);
         let cpu = thread_cpu_ns();
         self.counters.cpu_ns = cpu.saturating_sub(self.cpu_mark);
         self.cpu_mark = cpu;

@@ -3,7 +3,11 @@
 //! blocking (`Handshaking` until rustls is done), writes that stop at `WouldBlock` and keep
 //! their offset, reads into the connection's `ResponseReader`, and a close that deregisters.
 //! Errors are values for the worker to count, never panics. The socket is TCP, or a Unix
-//! stream socket (plain HTTP load's `--unix-socket`); everything above it is the same.
+//! stream socket (plain HTTP load's `--unix-socket`); everything above it is the same. A
+//! connection counts the bytes it handed to its socket (`wire_bytes`, TLS records and the
+//! handshake included) and says how many of them the kernel still holds (`unsent`: SIOCOUTQ,
+//! bytes the peer's TCP has not acknowledged) and whether the peer's receive window is open
+//! again (`peer`: TCP_INFO) — what syslog's confirmation is built on.
 
 use std::io::{self, IoSlice, Read, Write};
 use std::net::SocketAddr;
@@ -31,6 +35,26 @@ pub struct Conn {
     stream: Option<Stream>,
     tls: Option<ClientConnection>,
     pub reader: ResponseReader,
+    /// Bytes handed to the socket since this connection's setup began (TLS records, the
+    /// handshake included): with `unsent`, how far the peer's TCP has acknowledged.
+    pub wire_bytes: u64,
+    /// The widest receive window the peer has advertised on this connection (seen by `peer`).
+    window_max: u64,
+}
+
+/// What the peer's TCP says of a connection (`Conn::peer`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerState {
+    /// How far it has acknowledged this connection's bytes (of `wire_bytes`).
+    pub acked: u64,
+    /// Its receive window is open: at least half the widest it has advertised (and not 0),
+    /// so its buffer is not half full of bytes its application has not read. A reader's
+    /// window at rest is not quite its widest (86 % was measured); a receiver that stops
+    /// reading has its window fall below half as the bytes pile up — the sender's own
+    /// silly-window rule sends nothing more once the window is under half its widest and
+    /// under one segment (64 KiB on loopback), which can leave it there, never at 0.
+    /// `None` where the kernel does not tell (not Linux, before Linux 6.2, not TCP).
+    pub window_open: Option<bool>,
 }
 
 /// What a read found.
@@ -85,6 +109,14 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.peer_addr().map(|_| ()),
             Stream::Unix(s) => s.peer_addr().map(|_| ()),
+        }
+    }
+
+    fn fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
         }
     }
 
@@ -145,6 +177,8 @@ impl Conn {
             stream: None,
             tls: None,
             reader: ResponseReader::new(),
+            wire_bytes: 0,
+            window_max: 0,
         }
     }
 
@@ -183,6 +217,8 @@ impl Conn {
         self.stream = Some(s);
         self.state = State::Connecting;
         self.connected_at = None;
+        self.wire_bytes = 0;
+        self.window_max = 0;
         self.reader.clear();
         if let Some(t) = tls {
             let mut c = ClientConnection::new(t.config.clone(), t.server_name.clone())
@@ -235,7 +271,10 @@ impl Conn {
             while t.wants_write() {
                 match t.write_tls(s) {
                     Ok(0) => break,
-                    Ok(_) => progressed = true,
+                    Ok(n) => {
+                        self.wire_bytes += n as u64;
+                        progressed = true;
+                    }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) => return Err(ConnectError::Io(e)),
                 }
@@ -292,7 +331,10 @@ impl Conn {
         while offset < total {
             match s.write_vectored(&slices_from(bufs, offset)) {
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => offset += n,
+                Ok(n) => {
+                    offset += n;
+                    self.wire_bytes += n as u64;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -310,12 +352,54 @@ impl Conn {
         while t.wants_write() {
             match t.write_tls(s) {
                 Ok(0) => break,
-                Ok(_) => any = true,
+                Ok(n) => {
+                    self.wire_bytes += n as u64;
+                    any = true;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) => return Err(e),
             }
         }
         Ok(any)
+    }
+
+    /// Bytes the kernel still holds of what this connection wrote: SIOCOUTQ, the bytes the
+    /// peer's TCP has not acknowledged (sent or not). `None` without a socket, or where the
+    /// kernel cannot say (not Linux).
+    pub fn unsent(&self) -> Option<u64> {
+        let s = self.stream.as_ref()?;
+        outq(s.fd())
+    }
+
+    /// How far the peer's TCP has acknowledged this connection's bytes (`wire_bytes` less
+    /// `unsent`; every byte written where the kernel cannot say), and whether its receive
+    /// window is open again.
+    pub fn peer(&mut self) -> PeerState {
+        let acked = self.wire_bytes.saturating_sub(self.unsent().unwrap_or(0));
+        let window = match &self.stream {
+            Some(s @ Stream::Tcp(_)) => send_window(s.fd()),
+            _ => None,
+        };
+        let window_open = window.map(|(w, unit)| {
+            self.window_max = self.window_max.max(w);
+            w >= (self.window_max / 2).max(unit)
+        });
+        PeerState { acked, window_open }
+    }
+
+    /// Has the kernel probe the peer after `idle` without traffic, and every `idle` after
+    /// (TCP keepalive): the peer's answer carries its receive window as it is then, so a
+    /// window its application opened again by reading is seen even when the peer sent no
+    /// update of its own (Linux announces a reopened window only when it at least doubles);
+    /// a peer that answers nothing is found dead. A no-op on a Unix socket.
+    pub fn probe_when_idle(&self, idle: std::time::Duration) -> io::Result<()> {
+        if let Some(Stream::Tcp(s)) = &self.stream {
+            let ka = socket2::TcpKeepalive::new()
+                .with_time(idle)
+                .with_interval(idle);
+            socket2::SockRef::from(s).set_tcp_keepalive(&ka)?;
+        }
+        Ok(())
     }
 
     /// Whether this connection runs TLS.
@@ -433,6 +517,52 @@ impl Conn {
     }
 }
 
+/// The peer's advertised receive window (bytes) and its unit (1 << the peer's window
+/// scale), from TCP_INFO; `None` where the kernel does not give `tcpi_snd_wnd` (before 6.2).
+#[cfg(target_os = "linux")]
+fn send_window(fd: std::os::fd::RawFd) -> Option<(u64, u64)> {
+    // SAFETY: a plain C struct; zero is a valid value for every field.
+    let mut ti: libc::tcp_info = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: TCP_INFO writes at most `len` bytes into the struct we own and sets `len` to
+    // what it wrote; `fd` is the connection's open TCP socket.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&raw mut ti).cast(),
+            &mut len,
+        )
+    };
+    let need = std::mem::offset_of!(libc::tcp_info, tcpi_snd_wnd) + 4;
+    if rc != 0 || (len as usize) < need {
+        return None;
+    }
+    let scale = u32::from(ti.tcpi_snd_rcv_wscale & 0x0f);
+    Some((u64::from(ti.tcpi_snd_wnd), 1u64 << scale.min(14)))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn send_window(_fd: std::os::fd::RawFd) -> Option<(u64, u64)> {
+    None
+}
+
+/// SIOCOUTQ of a socket: bytes in its send queue not yet acknowledged by the peer.
+#[cfg(target_os = "linux")]
+fn outq(fd: std::os::fd::RawFd) -> Option<u64> {
+    let mut n: libc::c_int = 0;
+    // SAFETY: SIOCOUTQ (TIOCOUTQ on Linux) writes one int into the one we own; `fd` is the
+    // connection's open socket.
+    let rc = unsafe { libc::ioctl(fd, libc::TIOCOUTQ, &mut n) };
+    (rc == 0).then(|| u64::try_from(n).unwrap_or(0))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn outq(_fd: std::os::fd::RawFd) -> Option<u64> {
+    None
+}
+
 #[allow(
     clippy::indexing_slicing,
     reason = "per-write hot path; the first arm has offset < bufs[0].len(), the second offset - \
@@ -447,5 +577,96 @@ fn slices_from<'a>(bufs: [&'a [u8]; 2], offset: usize) -> [IoSlice<'a>; 2] {
             IoSlice::new(&bufs[1][offset - bufs[0].len()..]),
             IoSlice::new(&[]),
         ]
+    }
+}
+
+#[cfg(test)]
+#[cfg(target_os = "linux")]
+mod tests {
+    use std::io::Read;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// Writes `n` bytes on `c` (looping over `WouldBlock` for at most a second).
+    fn write_n(c: &mut Conn, n: usize) {
+        let buf = vec![b'x'; n];
+        let mut off = 0;
+        let until = Instant::now() + Duration::from_secs(1);
+        while off < n && Instant::now() < until {
+            off = c.write_from([&buf, &[]], off).unwrap();
+        }
+    }
+
+    /// Connects a `Conn` to a local listener; the accepted end with it.
+    fn pair() -> (Conn, std::net::TcpStream, mio::Poll) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let poll = mio::Poll::new().unwrap();
+        let mut c = Conn::new(Token(0));
+        c.connect(l.local_addr().unwrap(), None, poll.registry())
+            .unwrap();
+        let (peer, _) = l.accept().unwrap();
+        let until = Instant::now() + Duration::from_secs(5);
+        while !c.progress().unwrap() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        (c, peer, poll)
+    }
+
+    /// The state once it settles (acknowledgements arrive within moments on loopback).
+    fn settled(c: &mut Conn, want_acked: u64) -> PeerState {
+        let until = Instant::now() + Duration::from_secs(2);
+        loop {
+            let p = c.peer();
+            if p.acked >= want_acked || Instant::now() > until {
+                return p;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn the_peers_acknowledgement_and_window_are_read() {
+        // A peer that never reads: what it took acknowledged, its window closing as its
+        // buffer fills (writes stop at WouldBlock with bytes unsent).
+        let (mut c, _idle, _p) = pair();
+        write_n(&mut c, 60_000);
+        assert_eq!(c.wire_bytes, 60_000);
+        let p = settled(&mut c, 60_000);
+        assert_eq!(p.acked, 60_000, "{p:?}");
+        let fill = vec![b'x'; 1 << 20];
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until && c.write_from([&fill, &[]], 0).unwrap() > 0 {}
+        std::thread::sleep(Duration::from_millis(100));
+        let p = c.peer();
+        assert!(c.unsent().unwrap() > 0, "{p:?}");
+        assert!(p.acked > 60_000 && p.acked < c.wire_bytes, "{p:?}");
+        assert_eq!(p.window_open, Some(false), "{p:?}");
+        // A peer that reads everything: the window opens again.
+        let (mut c, mut reader, _p) = pair();
+        write_n(&mut c, 60_000);
+        let mut buf = vec![0u8; 65_536];
+        let mut got = 0;
+        reader
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        while got < 60_000 {
+            got += reader.read(&mut buf).unwrap();
+        }
+        // Another small write brings an acknowledgement with the window as it is now.
+        write_n(&mut c, 100);
+        let p = settled(&mut c, 60_100);
+        assert_eq!(p.acked, 60_100, "{p:?}");
+        if p.window_open.is_some() {
+            let until = Instant::now() + Duration::from_secs(2);
+            let mut p = p;
+            while p.window_open != Some(true) && Instant::now() < until {
+                let _ = reader.read(&mut buf);
+                std::thread::sleep(Duration::from_millis(10));
+                p = c.peer();
+            }
+            assert_eq!(p.window_open, Some(true), "{p:?}");
+        }
+        assert_eq!(c.unsent(), Some(0));
     }
 }

@@ -95,6 +95,14 @@ impl UdpLink {
         }
     }
 
+    /// An error the kernel queued on the socket since the last send, taken (cleared): an ICMP
+    /// port unreachable arrives as `ConnectionRefused` on a connected socket.
+    pub fn take_error(&self) -> Option<io::Error> {
+        self.sock
+            .as_ref()
+            .and_then(|s| s.take_error().ok().flatten())
+    }
+
     /// Why the kernel refused GSO on this link, if it did.
     pub fn gso_refused(&self) -> Option<&str> {
         self.gso.refused.as_deref()

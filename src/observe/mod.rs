@@ -55,9 +55,13 @@
 //!   cache and kernel memory: not RSS. A relative path is taken under the cgroup2 mount
 //!   ([`cgroup2_root`]: `/sys/fs/cgroup` on a pure v2 system, `/sys/fs/cgroup/unified` on a
 //!   hybrid one). A directory must be on a cgroup2 filesystem (statfs magic) with `cpu.stat`.
-//! - **Totals** sum the watched processes and cgroups, not `own`; a process inside a watched
-//!   cgroup is counted in both (watch one or the other). `cpu_s` includes processes that
-//!   exited.
+//! - **Totals** sum the watched processes and cgroups, not `own`, each CPU second once: a
+//!   subject named twice is one subject (a PID given twice or matched by name too; a cgroup
+//!   named twice in any spelling — config and `--watch`, relative or absolute, a trailing `/`,
+//!   a symlink — is one directory, listed once), and the CPU of a cgroup inside another watched
+//!   one, or of a process inside a watched cgroup (its `0::` line of /proc/PID/cgroup when
+//!   first followed), is listed but left out of the totals, which have it in the enclosing
+//!   cgroup's. `cpu_s` includes processes that exited.
 //! - **Summaries**: `cores_mean` is CPU seconds ÷ the wall time watched (the time-weighted mean
 //!   of the per-interval values); `cores_p95` (nearest rank) and `cores_max` are over the
 //!   intervals at least half the nominal length — the short last one that [`Watcher::finish`]

@@ -366,11 +366,12 @@ fn unescape_mount(s: &str) -> String {
 pub fn own_cgroup() -> Option<PathBuf> {
     let root = cgroup2_root()?;
     let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let rel = own_cgroup_line(&text)?;
+    let rel = cgroup_line(&text)?;
     Some(root.join(rel.trim_start_matches('/')))
 }
 
-fn own_cgroup_line(text: &str) -> Option<&str> {
+/// The cgroup v2 path (`0::` line) of a /proc/PID/cgroup text, relative to the cgroup2 mount.
+pub fn cgroup_line(text: &str) -> Option<&str> {
     text.lines().find_map(|l| l.strip_prefix("0::"))
 }
 
@@ -490,10 +491,10 @@ mod tests {
         assert_eq!(mountinfo_cgroup2("1 2 0:1 / / rw - ext4 /dev/x rw\n"), None);
         assert_eq!(unescape_mount(r"/a\040b"), "/a b");
         assert_eq!(
-            own_cgroup_line("4:memory:/x\n0::/user.slice/a.scope\n"),
+            cgroup_line("4:memory:/x\n0::/user.slice/a.scope\n"),
             Some("/user.slice/a.scope")
         );
-        assert_eq!(own_cgroup_line("4:memory:/x\n"), None);
+        assert_eq!(cgroup_line("4:memory:/x\n"), None);
     }
 
     #[test]

@@ -124,6 +124,9 @@ struct Proc {
     pss_peak: Option<u64>,
     threads_max: u32,
     fds_max: u32,
+    /// It lies inside a watched cgroup (read once, when first followed): its CPU is in that
+    /// cgroup's already, so the totals leave it out.
+    in_cgroup: bool,
 }
 
 /// One reading of one process.
@@ -246,6 +249,7 @@ impl Proc {
             pss_peak: None,
             threads_max: 0,
             fds_max: 0,
+            in_cgroup: false,
         }
     }
 
@@ -337,6 +341,12 @@ impl Proc {
 
 /// One cgroup v2 directory.
 struct Cgroup {
+    /// The directory, canonical (symlinks, `..` and a trailing `/` resolved): the same
+    /// directory however it was named.
+    dir: PathBuf,
+    /// It lies inside another watched cgroup, whose CPU covers its subtree: listed, and left
+    /// out of the totals.
+    nested: bool,
     cpu_stat: PathBuf,
     memory_current: PathBuf,
     memory_peak: PathBuf,
@@ -386,6 +396,8 @@ fn open_cgroup(path: &Path, r: &mut Reader) -> Result<Cgroup, ObserveError> {
         Err(e) => return Err(err(format!("cannot read cpu.stat: {e}"))),
     };
     Ok(Cgroup {
+        dir: std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone()),
+        nested: false,
         memory_current: dir.join("memory.current"),
         memory_peak: dir.join("memory.peak"),
         cpu_stat,
@@ -400,6 +412,24 @@ fn open_cgroup(path: &Path, r: &mut Reader) -> Result<Cgroup, ObserveError> {
         full: Vec::new(),
         peak: 0,
     })
+}
+
+/// The watched cgroups, each directory once however often or however it was named (a config
+/// and `--watch`, a relative and an absolute path, a trailing `/`), the first naming kept;
+/// each marked `nested` when it lies inside another one.
+fn unique_cgroups(paths: &[PathBuf], r: &mut Reader) -> Result<Vec<Cgroup>, ObserveError> {
+    let mut out: Vec<Cgroup> = Vec::with_capacity(paths.len());
+    for p in paths {
+        let c = open_cgroup(p, r)?;
+        if out.iter().all(|o| o.dir != c.dir) {
+            out.push(c);
+        }
+    }
+    let dirs: Vec<PathBuf> = out.iter().map(|c| c.dir.clone()).collect();
+    for c in &mut out {
+        c.nested = dirs.iter().any(|d| *d != c.dir && c.dir.starts_with(d));
+    }
+    Ok(out)
 }
 
 fn on_cgroup2(dir: &Path) -> bool {
@@ -506,6 +536,9 @@ struct State {
     generation: u64,
     own: Option<Proc>,
     cgroups: Vec<Cgroup>,
+    /// The cgroup2 mount (canonical) when cgroups are watched: where a process's `0::` line of
+    /// /proc/PID/cgroup is taken from.
+    cgroup_root: Option<PathBuf>,
     t: u32,
     last_sample: Instant,
     last_sample_boot: f64,
@@ -516,11 +549,12 @@ struct State {
 impl State {
     fn new(spec: WatchSpec, nominal: Duration) -> Result<State, ObserveError> {
         let mut reader = Reader::default();
-        let cgroups = spec
-            .cgroups
-            .iter()
-            .map(|p| open_cgroup(p, &mut reader))
-            .collect::<Result<Vec<_>, _>>()?;
+        let cgroups = unique_cgroups(&spec.cgroups, &mut reader)?;
+        let cgroup_root = if cgroups.is_empty() {
+            None
+        } else {
+            procfs::cgroup2_root().map(|r| std::fs::canonicalize(&r).unwrap_or(r))
+        };
         let mut s = State {
             names: spec.names.into_iter().filter(|n| !n.is_empty()).collect(),
             joining: Arc::new(Mutex::new(Vec::new())),
@@ -536,6 +570,7 @@ impl State {
             generation: 0,
             own: None,
             cgroups,
+            cgroup_root,
             t: 0,
             last_sample: Instant::now(),
             last_sample_boot: procfs::boot_seconds(),
@@ -574,6 +609,7 @@ impl State {
     fn add(&mut self, pid: u32, raw: &Raw, now: Instant, born: Option<Instant>) {
         let cmdline = self.cmdline(pid);
         let mut p = Proc::new(pid, raw, cmdline, self.t, now, born);
+        p.in_cgroup = self.in_watched_cgroup(pid);
         let full = born.is_some() && self.t > 0;
         p.update(Some(raw), self.t, now, self.tck, full);
         if !p.alive {
@@ -581,6 +617,25 @@ impl State {
         }
         self.live.insert(pid, self.procs.len());
         self.procs.push(p);
+    }
+
+    /// Whether `pid`'s cgroup v2 directory (its `0::` line of /proc/PID/cgroup) is a watched
+    /// cgroup or lies inside one.
+    fn in_watched_cgroup(&mut self, pid: u32) -> bool {
+        let Some(root) = &self.cgroup_root else {
+            return false;
+        };
+        let Some(rel) = self
+            .reader
+            .proc_file(pid, "cgroup")
+            .ok()
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(procfs::cgroup_line)
+        else {
+            return false;
+        };
+        let dir = root.join(rel.trim_start_matches('/'));
+        self.cgroups.iter().any(|c| dir.starts_with(&c.dir))
     }
 
     /// Starts following the PIDs `Watcher::follow` gave, each counted from its birth.
@@ -753,10 +808,16 @@ impl State {
         let t = self.t;
         let mut total = Totals::default();
         let mut procs = Vec::new();
+        // Each CPU second once: a process inside a watched cgroup, and a cgroup inside
+        // another, are already in the enclosing cgroup's figures.
         for p in &self.procs {
-            total.cpu_s += p.cur.cpu_s;
+            if !p.in_cgroup {
+                total.cpu_s += p.cur.cpu_s;
+            }
             if p.alive || p.died_t == Some(t) {
-                total.cores += p.cur.cores;
+                if !p.in_cgroup {
+                    total.cores += p.cur.cores;
+                }
                 total.busiest_cores = total.busiest_cores.max(p.cur.cores);
                 if p.alive {
                     total.rss_bytes += p.cur.rss_bytes;
@@ -767,8 +828,10 @@ impl State {
         }
         let mut cgroups = Vec::with_capacity(self.cgroups.len());
         for c in &self.cgroups {
-            total.cpu_s += c.cur.cpu_s;
-            total.cores += c.cur.cores;
+            if !c.nested {
+                total.cpu_s += c.cur.cpu_s;
+                total.cores += c.cur.cores;
+            }
             total.busiest_cores = total.busiest_cores.max(c.cur.cores);
             total.most_memory_bytes = total.most_memory_bytes.max(c.cur.memory_bytes);
             cgroups.push(c.cur.clone());

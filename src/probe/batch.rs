@@ -65,11 +65,7 @@ pub fn framing(ctx: &mut Ctx<'_>, left: Duration) -> Step {
     if step.verdict == crate::probe::Verdict::Fail {
         return step;
     }
-    let expected = if syslog {
-        outcome.report.summary.events_sent
-    } else {
-        outcome.report.summary.events_accepted
-    };
+    let expected = outcome.report.summary.events_accepted;
     let left = left.saturating_sub(t0.elapsed());
     confirm(ctx, step, expected, left)
 }
@@ -81,7 +77,8 @@ fn decoded(o: &RunOutcome, syslog: bool) -> Step {
     let statuses = counts(&r.status, "status");
     let codes = counts(&r.hec_codes, "HEC code");
     let answer = if syslog {
-        "syslog answers nothing: events written".to_string()
+        "syslog answers nothing: events confirmed by the peer's TCP (acknowledged, kept, read)"
+            .to_string()
     } else {
         [statuses.clone(), codes.clone()]
             .into_iter()
@@ -93,12 +90,8 @@ fn decoded(o: &RunOutcome, syslog: bool) -> Step {
         NAME,
         format!(
             "{} of {BATCH_EVENTS} events {} in {} batch{} ({} bytes)",
-            if syslog {
-                s.events_sent
-            } else {
-                s.events_accepted
-            },
-            if syslog { "written" } else { "accepted" },
+            s.events_accepted,
+            if syslog { "confirmed" } else { "accepted" },
             s.batches_sent,
             if s.batches_sent == 1 { "" } else { "es" },
             s.bytes_sent
@@ -121,6 +114,7 @@ fn decoded(o: &RunOutcome, syslog: bool) -> Step {
         ("protocol errors", s.protocol_errors),
         ("oversize events", s.oversize_events),
         ("events answered 2xx, unreadable", s.events_unreadable_2xx),
+        ("unconfirmed events", s.events_unconfirmed),
     ];
     let problems: Vec<String> = problems
         .iter()
@@ -145,11 +139,7 @@ fn decoded(o: &RunOutcome, syslog: bool) -> Step {
         Exit::Aborted => return step.failed(o.reasons.join("; "), Exit::Aborted),
         _ => {}
     }
-    let done = if syslog {
-        s.events_sent
-    } else {
-        s.events_accepted
-    };
+    let done = s.events_accepted;
     if done < BATCH_EVENTS {
         let why = if problems.is_empty() {
             answer
@@ -158,12 +148,17 @@ fn decoded(o: &RunOutcome, syslog: bool) -> Step {
         };
         return step.failed(
             format!(
-                "{} of {BATCH_EVENTS} events {}: {why} (a run counts such events failed, exit 3)",
+                "{} of {BATCH_EVENTS} events {}: {why} (a run counts such events {}, exit 3)",
                 BATCH_EVENTS - done,
                 if syslog {
-                    "not written"
+                    "not confirmed"
                 } else {
                     "not accepted"
+                },
+                if s.events_unconfirmed > 0 {
+                    "unconfirmed"
+                } else {
+                    "failed"
                 },
             ),
             Exit::SloBreach,

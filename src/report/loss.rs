@@ -1,6 +1,7 @@
 //! Loss by stage: every event the schedule asked for in its window put in exactly one stage —
 //! not sent (the shortfall, and whose it is), refused (failed for good, split by what the
-//! failure counters can tell), accepted; and the accepted split again into stored and
+//! failure counters can tell), unconfirmed (syslog written and never confirmed, by cause),
+//! accepted; and the accepted split again into stored and
 //! accepted-but-not-stored where a store was asked (the built-in sink's `verification`, the
 //! config's `verify` stores). Beside the stages: the copies a store holds twice, and for a UDP
 //! target the datagrams the receiving socket's buffer dropped (`observe::udp_drops`). Built
@@ -27,7 +28,13 @@ pub struct Loss {
     pub not_sent_by: &'static str,
     /// Sent and failed for good (`summary.events_failed`), split by what is known of why.
     pub refused: Refused,
-    /// Sent and accepted (HTTP 2xx; syslog: handed to the kernel).
+    /// Syslog over TCP, TLS or UDP: written and never confirmed (`summary.events_unconfirmed`),
+    /// and by cause; left out when there are none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unconfirmed: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unconfirmed_by: BTreeMap<String, u64>,
+    /// Sent and accepted (HTTP 2xx; syslog: taken by the peer's TCP and kept, UDP: sent).
     pub accepted: u64,
     /// Of the accepted, those the store holds, by the store that found the most missing
     /// (`store`); null when no store was asked.
@@ -49,10 +56,14 @@ pub struct Loss {
     /// sender: the kernel counts every sender's datagrams).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub udp_rcvbuf_drops: Option<RcvbufDrops>,
-    /// `scheduled − (not_sent + refused + accepted)`: 0 when the counters close. Negative when
+    /// `scheduled − (not_sent + refused + unconfirmed + accepted)`: 0 when the counters close. Negative when
     /// events due in the warm-up were answered in the window (they count as answered, not as
     /// scheduled); positive when sent events were never answered either way.
     pub unattributed: i64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The refused events: an exact split by what the counters count in events, and the causes
@@ -118,6 +129,8 @@ pub struct Figures {
     pub shortfall_by: &'static str,
     pub accepted: u64,
     pub failed: u64,
+    pub unconfirmed: u64,
+    pub unconfirmed_by: BTreeMap<String, u64>,
     pub retries_exhausted: u64,
     pub oversize: u64,
     pub by_status: BTreeMap<String, u64>,
@@ -140,6 +153,8 @@ pub fn of(rep: &Report, scheduled: u64, udp: Option<RcvbufDrops>) -> Loss {
         shortfall_by: s.shortfall_by,
         accepted: s.events_accepted,
         failed: s.events_failed,
+        unconfirmed: s.events_unconfirmed,
+        unconfirmed_by: s.events_unconfirmed_by.clone(),
         retries_exhausted: s.events_retries_exhausted,
         oversize: s.oversize_events,
         by_status: s.events_failed_by_status.clone(),
@@ -218,12 +233,17 @@ pub fn stage(f: &Figures) -> Loss {
         .iter()
         .reduce(|a, b| if b.lost > a.lost { b } else { a });
     let not_stored = worst.map(|w| w.lost.min(f.accepted));
-    let in_stages = i128::from(f.shortfall) + i128::from(f.failed) + i128::from(f.accepted);
+    let in_stages = i128::from(f.shortfall)
+        + i128::from(f.failed)
+        + i128::from(f.unconfirmed)
+        + i128::from(f.accepted);
     Loss {
         scheduled: f.scheduled,
         not_sent: f.shortfall,
         not_sent_by: f.shortfall_by,
         refused,
+        unconfirmed: f.unconfirmed,
+        unconfirmed_by: f.unconfirmed_by.clone(),
         accepted: f.accepted,
         stored: not_stored.map(|n| f.accepted - n),
         accepted_not_stored: not_stored,
@@ -255,6 +275,19 @@ pub fn text(o: &mut String, l: &Loss) {
         count(l.refused.events),
         refused_detail(&l.refused)
     );
+    if l.unconfirmed > 0 {
+        let by: Vec<String> = l
+            .unconfirmed_by
+            .iter()
+            .map(|(k, n)| format!("{k} {}", count(*n)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  unconfirmed          {:>12}  (written, never confirmed: {})",
+            count(l.unconfirmed),
+            by.join(", ")
+        );
+    }
     let _ = writeln!(o, "  accepted             {:>12}", count(l.accepted));
     match (l.stored, l.accepted_not_stored, &l.store) {
         (Some(stored), Some(lost), Some(store)) => {

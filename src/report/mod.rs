@@ -334,6 +334,20 @@ pub struct Summary {
     pub events_unreadable_2xx: u64,
     #[serde(default)]
     pub batches_unreadable_2xx: u64,
+    /// Syslog over TCP, TLS or UDP: events written and never confirmed — neither accepted nor
+    /// failed (the collector may or may not hold them): their bytes were not taken by the
+    /// peer's TCP, or the connection ended within the confirmation time of it (UDP: ICMP port
+    /// unreachable came back). By cause in `events_unconfirmed_by` (`connection reset`,
+    /// `connection closed`, `not drained`, `port unreachable`). Each left out when 0 (its
+    /// SLO row, `max_unconfirmed_events`, is there for every syslog run).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub events_unconfirmed: u64,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub events_unconfirmed_by: BTreeMap<String, u64>,
+    /// Syslog over TCP or TLS: bytes the kernel still held unsent (SIOCOUTQ, not acknowledged
+    /// by the peer's TCP) when connections ended: reset or closed by the peer, or closed here.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub bytes_unsent_at_close: u64,
     /// HEC ack polls answered with something other than 2xx.
     pub ack_poll_failures: u64,
     /// Time batches waited for room in a full socket buffer (the target reads slower).
@@ -745,9 +759,11 @@ pub fn shortfall_by(
         return Blame::of_abort(a);
     }
     let budget = window.as_nanos() as f64 * threads.max(1) as f64 * 0.1;
+    // A due batch waited for a free connection, or one was held by a full socket buffer (the
+    // receiver did not read): both are the target's time.
     let causes = [
         (c.target_down_ns, Blame::TargetDown),
-        (c.wait_for_target_ns, Blame::Target),
+        (c.wait_for_target_ns.max(c.send_blocked_ns), Blame::Target),
         (c.held_by_cap_ns, Blame::RequestCap),
     ];
     match causes.iter().max_by_key(|(ns, _)| *ns) {
@@ -764,7 +780,8 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
     let per_s = |n: f64| if window_s > 0.0 { n / window_s } else { 0.0 };
     let target_eps = per_s(r.target_events);
     let achieved_eps = per_s(c.events_accepted as f64);
-    let judged = c.events_accepted + c.events_failed;
+    // Unconfirmed events are judged too: neither accepted nor failed, they are not a success.
+    let judged = c.events_accepted + c.events_failed + c.events_unconfirmed();
     let shortfall_events = (r.target_events as u64).saturating_sub(c.events_sent);
     let summary = Summary {
         ceiling_eps: None,
@@ -820,6 +837,13 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
             .collect(),
         events_unreadable_2xx: c.events_unreadable_2xx,
         batches_unreadable_2xx: c.batches_unreadable_2xx,
+        events_unconfirmed: c.events_unconfirmed(),
+        events_unconfirmed_by: c
+            .unconfirmed_causes()
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect(),
+        bytes_unsent_at_close: c.bytes_unsent_at_close,
         ack_poll_failures: c.ack_poll_failures,
         events_sent: c.events_sent,
         events_accepted: c.events_accepted,
@@ -1163,6 +1187,24 @@ mod tests {
                 assert_eq!(shown_keys(n), want, "{n} samples");
             }
         }
+    }
+
+    /// Issue 33 #11: writes held by a full socket buffer (a receiver that reads nothing) are
+    /// the target's time, as a due batch waiting for a free connection is.
+    #[test]
+    fn writes_blocked_by_the_receiver_blame_the_target() {
+        let window = Duration::from_secs(5);
+        let mut c = Counters {
+            send_blocked_ns: 4_800_000_000,
+            ..Counters::default()
+        };
+        assert_eq!(shortfall_by(1000, &c, 1, window), "target");
+        c.send_blocked_ns = 0;
+        assert_eq!(shortfall_by(1000, &c, 1, window), "generator");
+        c.send_blocked_ns = 4_800_000_000;
+        c.target_down_ns = 4_900_000_000;
+        assert_eq!(shortfall_by(1000, &c, 1, window), "target down");
+        assert_eq!(shortfall_by(0, &c, 1, window), "none");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! Service-level objectives, judged once against the finished report: the config's `slo`
 //! keys, and the fail-closed defaults a run is held to when the config does not say
 //! otherwise — no failed events, no due event left unsent, no answer "2xx, unreadable", at
-//! least one event accepted, every HEC ackId confirmed (with `hec.ack`), nothing lost at the
-//! store (when it can tell). Each
+//! least one event accepted, every HEC ackId confirmed (with `hec.ack`), every syslog event
+//! written over TCP, TLS or UDP confirmed, nothing lost at the store (when it can tell). Each
 //! default is a row like the others, marked `default`, and the config's key of the same name
 //! (or the one named beside it below) replaces it. An objective that cannot be judged (no
 //! verification data for `max_lost_events`) says so instead of passing silently.
@@ -167,6 +167,14 @@ pub fn judge(s: &Slo, r: &Report, facts: Facts) -> Vec<SloResult> {
         !facts.hec_ack,
         0.0,
         Some(sum.acks_pending as f64),
+    );
+    rows.or_default(
+        "max_unconfirmed_events",
+        AtMost,
+        s.max_unconfirmed_events.map(|v| v as f64),
+        sum.delivery != "written" && sum.events_unconfirmed == 0,
+        0.0,
+        Some(sum.events_unconfirmed as f64),
     );
     rows.or_default(
         "max_targets_down",

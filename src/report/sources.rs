@@ -30,6 +30,10 @@ pub struct PartFigures {
     pub batches_sent: u64,
     pub batches_accepted: u64,
     pub batches_failed: u64,
+    /// Syslog over TCP, TLS or UDP: events written and never confirmed (`summary`'s
+    /// `events_unconfirmed`); left out when 0.
+    #[serde(default, skip_serializing_if = "super::is_zero")]
+    pub events_unconfirmed: u64,
     /// Intended latency (from when each batch was due) of its accepted batches, ms.
     pub latency_ms: Percentiles,
     /// Service latency (from each batch's last write), ms.
@@ -51,6 +55,7 @@ pub(super) fn figures(parts: &Parts, k: usize) -> PartFigures {
         batches_sent: c.batches_sent,
         batches_accepted: c.batches_accepted,
         batches_failed: c.batches_failed,
+        events_unconfirmed: c.events_unconfirmed,
         latency_ms: percentiles(&parts.latency[k]),
         service_ms: percentiles(&parts.service[k]),
     }

@@ -172,18 +172,41 @@ fn counts(o: &mut String, s: &Summary) {
     let written = s.delivery == "written";
     let _ = writeln!(
         o,
-        "events   sent {}, {} {}, failed {} (success {:.3}%){}",
+        "events   sent {}, accepted {}, {}failed {} (success {:.3}%){}",
         count(s.events_sent),
-        if written { "written" } else { "accepted" },
         count(s.events_accepted),
+        if written || s.events_unconfirmed > 0 {
+            format!("unconfirmed {}, ", count(s.events_unconfirmed))
+        } else {
+            String::new()
+        },
         count(s.events_failed),
         s.success_rate * 100.0,
         if written {
-            " — syslog has no acknowledgement: written means handed to the kernel"
+            " — syslog has no acknowledgement: accepted means the peer's TCP took them and kept \
+             the connection, its window open (UDP: sent, no ICMP refusal)"
         } else {
             ""
         }
     );
+    if s.events_unconfirmed > 0 || s.bytes_unsent_at_close > 0 {
+        let by: Vec<String> = s
+            .events_unconfirmed_by
+            .iter()
+            .map(|(k, n)| format!("{k} {}", count(*n)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "unconfirmed {} events ({}); {} bytes the kernel still held unsent when connections ended",
+            count(s.events_unconfirmed),
+            if by.is_empty() {
+                "none".to_string()
+            } else {
+                by.join(", ")
+            },
+            count(s.bytes_unsent_at_close)
+        );
+    }
     if s.send_blocked_ms > 0.0 || s.oversize_events > 0 {
         let _ = writeln!(
             o,

@@ -893,11 +893,18 @@ fn watch_plan(cfg: &Config, ov: &Overrides) -> WatchPlan {
         children: w.children,
         include_self: w.own,
     };
+    // `--watch` adds to the config's (which `cli::run_config::fold` may already have given
+    // them to): each subject once. The watcher also takes a cgroup once however it is spelled.
+    fn add<T: PartialEq>(v: &mut Vec<T>, x: T) {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
     for a in &ov.watch {
         match a {
-            WatchArg::Pid(p) => spec.pids.push(*p),
-            WatchArg::Name(n) => spec.names.push(n.clone()),
-            WatchArg::Cgroup(c) => spec.cgroups.push(c.into()),
+            WatchArg::Pid(p) => add(&mut spec.pids, *p),
+            WatchArg::Name(n) => add(&mut spec.names, n.clone()),
+            WatchArg::Cgroup(c) => add(&mut spec.cgroups, c.into()),
         }
     }
     let launch = cfg.observability.target.as_ref().map(|t| {

@@ -184,6 +184,23 @@ fn events(e: &mut Expo, s: &Snapshot) {
     e.int(name, &[("outcome", "sent")], c.events_sent);
     e.int(name, &[("outcome", "accepted")], c.events_accepted);
     e.int(name, &[("outcome", "failed")], c.events_failed);
+    let name = "ingestbench_events_unconfirmed_total";
+    e.family(
+        name,
+        Kind::Counter,
+        "Syslog over TCP, TLS or UDP: events written and never confirmed since the start (neither accepted nor failed), by cause.",
+    );
+    for cause in crate::stats::UNCONFIRMED_CAUSES {
+        let n = s.events_unconfirmed_by.get(cause).copied().unwrap_or(0);
+        e.int(name, &[("cause", cause)], n);
+    }
+    let name = "ingestbench_bytes_unsent_at_close_total";
+    e.family(
+        name,
+        Kind::Counter,
+        "Syslog over TCP or TLS: bytes the kernel still held unsent (SIOCOUTQ) when connections ended, since the start.",
+    );
+    e.int(name, &[], s.bytes_unsent_at_close);
     let name = "ingestbench_batches_total";
     e.family(
         name,

@@ -46,6 +46,18 @@ mod sparse {
     }
 }
 
+/// Why syslog events written over TCP, TLS or UDP were never confirmed (the index of
+/// `Counters::events_unconfirmed_by`), in the report's words: the peer reset the connection
+/// (or the socket failed), the peer closed it, it was closed from this side (the run's end
+/// after the drain, a cut, a timeout, an abort) before the peer's TCP had taken the bytes and
+/// kept the connection for the confirmation time, or ICMP said nothing listens (UDP).
+pub const UNCONFIRMED_CAUSES: [&str; 4] = [
+    "connection reset",
+    "connection closed",
+    "not drained",
+    "port unreachable",
+];
+
 /// Counters one worker keeps; all plain integers, summed by the coordinator.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -118,6 +130,15 @@ pub struct Counters {
     pub events_given_up_transport: u64,
     /// Events still unanswered when the run ended (counted failed).
     pub events_unfinished: u64,
+    /// Syslog over TCP, TLS or UDP: events written and never confirmed (neither accepted nor
+    /// failed: the collector may or may not hold them), by cause (`UNCONFIRMED_CAUSES`), and
+    /// their batches.
+    pub events_unconfirmed_by: [u64; UNCONFIRMED_CAUSES.len()],
+    pub batches_unconfirmed: u64,
+    /// Syslog over TCP or TLS: bytes the kernel still held unsent (SIOCOUTQ: not
+    /// acknowledged by the peer's TCP) when connections ended — reset or closed by the peer,
+    /// or closed from this side (a cut, a timeout, the end of the run).
+    pub bytes_unsent_at_close: u64,
     /// RELP: messages written again on a new connection because the one they went on broke
     /// before answering them (each resend once; the same bytes, a new txnr).
     pub events_resent: u64,
@@ -187,6 +208,9 @@ impl Default for Counters {
             events_given_up_busy: 0,
             events_given_up_transport: 0,
             events_unfinished: 0,
+            events_unconfirmed_by: [0; UNCONFIRMED_CAUSES.len()],
+            batches_unconfirmed: 0,
+            bytes_unsent_at_close: 0,
             events_resent: 0,
             events_already_stored: 0,
             events_failed_by_type: [0; crate::adapter::bulk::ERROR_TYPES.len()],
@@ -248,6 +272,15 @@ impl Counters {
         self.events_given_up_busy += o.events_given_up_busy;
         self.events_given_up_transport += o.events_given_up_transport;
         self.events_unfinished += o.events_unfinished;
+        for (a, b) in self
+            .events_unconfirmed_by
+            .iter_mut()
+            .zip(&o.events_unconfirmed_by)
+        {
+            *a += b;
+        }
+        self.batches_unconfirmed += o.batches_unconfirmed;
+        self.bytes_unsent_at_close += o.bytes_unsent_at_close;
         self.events_resent += o.events_resent;
         self.events_already_stored += o.events_already_stored;
         for (a, b) in self
@@ -279,6 +312,21 @@ impl Counters {
     /// Resets every counter to zero (no allocation: the struct is plain data).
     pub fn clear(&mut self) {
         *self = Counters::default();
+    }
+
+    /// Syslog events written and never confirmed, whatever the cause.
+    pub fn events_unconfirmed(&self) -> u64 {
+        self.events_unconfirmed_by.iter().sum()
+    }
+
+    /// `(cause, events)` for every cause that left events unconfirmed.
+    pub fn unconfirmed_causes(&self) -> Vec<(&'static str, u64)> {
+        UNCONFIRMED_CAUSES
+            .iter()
+            .zip(self.events_unconfirmed_by)
+            .filter(|(_, n)| *n > 0)
+            .map(|(c, n)| (*c, n))
+            .collect()
     }
 
     /// Transport-level errors: connects, resets, timeouts, protocol errors.

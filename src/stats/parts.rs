@@ -24,6 +24,9 @@ pub struct PartCounters {
     pub batches_sent: u64,
     pub batches_accepted: u64,
     pub batches_failed: u64,
+    /// Syslog over TCP, TLS or UDP: events written and never confirmed (see
+    /// `Counters::events_unconfirmed_by`).
+    pub events_unconfirmed: u64,
     /// Targets only: connections opened, attempts refused or failing, connections broken,
     /// answers that never came.
     pub connects: u64,
@@ -107,6 +110,22 @@ impl Parts {
         }
     }
 
+    /// A written batch of `counts` was never confirmed (syslog over TCP, TLS or UDP).
+    #[inline]
+    pub fn unconfirmed(&mut self, counts: &PartCounts) {
+        for (c, &n) in self.counters.iter_mut().zip(counts) {
+            c.events_unconfirmed += u64::from(n);
+        }
+    }
+
+    /// A written batch of `events`, sent to part `k`, was never confirmed.
+    #[inline]
+    pub fn unconfirmed_at(&mut self, k: usize, events: u64) {
+        if let Some(c) = self.counters.get_mut(k) {
+            c.events_unconfirmed += events;
+        }
+    }
+
     /// One event of part `k` failed on its own (left out of its batch: oversize).
     #[inline]
     pub fn event_failed(&mut self, k: usize) {
@@ -168,6 +187,7 @@ impl Parts {
             m.batches_sent += c.batches_sent;
             m.batches_accepted += c.batches_accepted;
             m.batches_failed += c.batches_failed;
+            m.events_unconfirmed += c.events_unconfirmed;
             m.connects += c.connects;
             m.connect_errors += c.connect_errors;
             m.connection_resets += c.connection_resets;

@@ -220,6 +220,12 @@ pub struct Snapshot {
     pub events_unreadable_2xx: u64,
     pub batches_unreadable_2xx: u64,
     pub oversize_events: u64,
+    /// Syslog over TCP, TLS or UDP: events written and never confirmed since the start, by
+    /// cause (`stats::UNCONFIRMED_CAUSES`, the non-zero ones), and the bytes the kernel still
+    /// held unsent when connections ended.
+    pub events_unconfirmed: u64,
+    pub events_unconfirmed_by: BTreeMap<String, u64>,
+    pub bytes_unsent_at_close: u64,
     /// How late batches left compared with their schedule: the worst in the last second and
     /// since the start, ms.
     pub lag_ms_max: f64,
@@ -283,6 +289,9 @@ impl Snapshot {
             events_unreadable_2xx: 0,
             batches_unreadable_2xx: 0,
             oversize_events: 0,
+            events_unconfirmed: 0,
+            events_unconfirmed_by: BTreeMap::new(),
+            bytes_unsent_at_close: 0,
             lag_ms_max: 0.0,
             lag_ms_max_cumulative: 0.0,
             backlog_events: 0,
