@@ -1198,13 +1198,13 @@ mod tests {
             send_blocked_ns: 4_800_000_000,
             ..Counters::default()
         };
-        assert_eq!(shortfall_by(1000, &c, 1, window), "target");
+        assert_eq!(shortfall_by(1000, None, &c, 1, window), Blame::Target);
         c.send_blocked_ns = 0;
-        assert_eq!(shortfall_by(1000, &c, 1, window), "generator");
+        assert_eq!(shortfall_by(1000, None, &c, 1, window), Blame::Generator);
         c.send_blocked_ns = 4_800_000_000;
         c.target_down_ns = 4_900_000_000;
-        assert_eq!(shortfall_by(1000, &c, 1, window), "target down");
-        assert_eq!(shortfall_by(0, &c, 1, window), "none");
+        assert_eq!(shortfall_by(1000, None, &c, 1, window), Blame::TargetDown);
+        assert_eq!(shortfall_by(0, None, &c, 1, window), Blame::None);
     }
 
     #[test]
