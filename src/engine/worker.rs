@@ -2037,6 +2037,9 @@ impl Worker {
                 first = first.min(b.second);
             }
         }
+        if let Some(s) = self.oldest_waiting() {
+            first = first.min(s);
+        }
         if !self.draining
             && self.scheduled < self.limit
             && let Some(s) = self.event_second(p, self.scheduled + 1)

@@ -91,6 +91,8 @@ struct Written {
     /// time after it.
     acked_at: Option<Instant>,
     acked_in_drain: bool,
+    /// The second its events were scheduled in: where its outcome counts.
+    second: u32,
 }
 
 /// The worker's written batches waiting to be confirmed, oldest first.
@@ -169,6 +171,7 @@ impl Worker {
             service_us: us(b.attempt_write),
             acked_at,
             acked_in_drain: self.draining,
+            second: b.second,
         });
         b.state = SlotState::Free;
         let l = &mut self.links[i];
@@ -284,6 +287,7 @@ impl Worker {
     }
 
     fn confirmed(&mut self, w: &Written) {
+        let began = self.enter(w.second);
         self.counters.events_accepted += w.events;
         if w.acked_in_drain {
             self.counters.events_accepted_in_drain += w.events;
@@ -303,9 +307,11 @@ impl Worker {
         }
         let l = &mut self.links[w.link];
         l.waiting = l.waiting.saturating_sub(1);
+        self.leave(began);
     }
 
     fn unconfirmed(&mut self, w: &Written, cause: Unconfirmed) {
+        let began = self.enter(w.second);
         self.counters.events_unconfirmed_by[cause as usize] += w.events;
         self.counters.batches_unconfirmed += 1;
         self.account.fail(w.first_seq, w.first_seq + w.seqs);
@@ -315,5 +321,11 @@ impl Worker {
         if let Some(t) = self.by_target.as_deref_mut() {
             t.unconfirmed_at(w.target, w.events);
         }
+        self.leave(began);
+    }
+
+    /// The oldest second a batch waiting to be confirmed was scheduled in.
+    pub(super) fn oldest_waiting(&self) -> Option<u32> {
+        self.pending.items.iter().map(|w| w.second).min()
     }
 }
