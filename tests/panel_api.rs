@@ -28,8 +28,17 @@ struct Panel {
 }
 
 impl Panel {
-    /// A panel with the directories named in `dirs` (of "configs", "scenarios", "reports").
+    /// A panel with the directories named in `dirs` (of "configs", "scenarios", "reports"),
+    /// with `token`, or without one (`no_token`, as `serve --no-token` asks).
     fn start(dirs: &[&str], token: Option<&str>) -> Panel {
+        Panel::start_with(dirs, |o| {
+            o.token = token.map(String::from);
+            o.no_token = token.is_none();
+        })
+    }
+
+    /// A panel with the directories named in `dirs`, its options then set by `set`.
+    fn start_with(dirs: &[&str], set: impl FnOnce(&mut PanelOptions)) -> Panel {
         let dir = tempfile::tempdir().unwrap();
         let sub = |name: &str| {
             dirs.contains(&name).then(|| {
@@ -38,16 +47,20 @@ impl Panel {
                 p
             })
         };
-        let opts = PanelOptions {
+        let mut opts = PanelOptions {
             listen: "127.0.0.1:0".parse().unwrap(),
             allow_remote: false,
-            token: token.map(String::from),
+            token: None,
+            no_token: false,
+            allow_launch: false,
+            allow_env: Vec::new(),
             configs_dir: sub("configs"),
             scenarios_dir: sub("scenarios"),
             reports_dir: sub("reports"),
             packs_dir: None,
             secrets_dir: dir.path().join("secrets"),
         };
+        set(&mut opts);
         let server = PanelServer::start(opts).expect("the panel starts");
         Panel {
             server: Some(server),
@@ -219,6 +232,10 @@ fn configs_are_validated_at_their_lines_saved_only_when_valid_and_deleted() {
     );
     let v = ok(&p.send("POST", "/api/configs/validate", &json!({ "text": hec })));
     assert_eq!(v["summary"]["auth"], "token_env: PANEL_TEST_TOKEN", "{v}");
+    // …and the panel, started without `--allow-env PANEL_TEST_TOKEN`, will not read it.
+    assert_eq!(v["valid"], false, "{v}");
+    assert_eq!(v["errors"][0]["path"], "target.auth.token_env", "{v}");
+    assert_eq!(v["errors"][0]["line"], 8, "{v}");
 
     let saved = p.send("PUT", "/api/configs/a.yaml", &json!({ "text": good }));
     assert_eq!(ok(&saved)["name"], "a.yaml");
