@@ -493,7 +493,10 @@ fn http_surface() {
         addr,
         b"GET /metrics HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
     );
-    assert!(rebound.starts_with("HTTP/1.1 403"), "any Host answered: {rebound}");
+    assert!(
+        rebound.starts_with("HTTP/1.1 403"),
+        "any Host answered: {rebound}"
+    );
     let head = raw(
         addr,
         format!(

@@ -608,12 +608,13 @@ impl MetricsServer {
             token,
         };
         let svc = Arc::new(Scrapes { policy, snapshots });
-        let server = Server::start("ingestbench-metrics", listener, svc, LIMITS).map_err(
-            |source| MetricsError::Thread {
-                addr: bound,
-                source,
-            },
-        )?;
+        let server =
+            Server::start("ingestbench-metrics", listener, svc, LIMITS).map_err(|source| {
+                MetricsError::Thread {
+                    addr: bound,
+                    source,
+                }
+            })?;
         Ok(MetricsServer {
             addr: bound,
             server: Some(server),
@@ -984,8 +985,14 @@ mod tests {
             authorization: auth,
         };
         let status = |s: &Scrapes, h| s.admit(&h).map(|r| r.1).map_err(|r| r.status);
-        assert_eq!(status(&local, head("127.0.0.1:9464", guard::Field::Absent)), Ok(0));
-        assert_eq!(status(&local, head("evil.example:9464", guard::Field::Absent)), Err(403));
+        assert_eq!(
+            status(&local, head("127.0.0.1:9464", guard::Field::Absent)),
+            Ok(0)
+        );
+        assert_eq!(
+            status(&local, head("evil.example:9464", guard::Field::Absent)),
+            Err(403)
+        );
         let tokened = Scrapes {
             policy: Policy {
                 port: 9464,
@@ -994,12 +1001,19 @@ mod tests {
             },
             snapshots: cell,
         };
-        assert_eq!(status(&tokened, head("10.0.0.1:9464", guard::Field::Absent)), Err(401));
+        assert_eq!(
+            status(&tokened, head("10.0.0.1:9464", guard::Field::Absent)),
+            Err(401)
+        );
         let auth = guard::Field::One("Bearer 0123456789abcdef");
         assert_eq!(status(&tokened, head("10.0.0.1:9464", auth)), Ok(0));
         let r = tokened.answer(Route::Metrics, Vec::new());
         assert_eq!(r.status, 200);
-        assert!(r.headers.iter().any(|(n, v)| *n == "Content-Type" && v == CONTENT_TYPE));
+        assert!(
+            r.headers
+                .iter()
+                .any(|(n, v)| *n == "Content-Type" && v == CONTENT_TYPE)
+        );
     }
 
     #[test]
@@ -1010,11 +1024,31 @@ mod tests {
             allow_remote,
             token: token.map(String::from),
         };
-        let err = |o| MetricsServer::start(o, cell.clone()).err().map(|e| e.to_string());
-        assert!(err(opts("0.0.0.0:0", false, None)).unwrap().contains("not a loopback"));
-        assert!(err(opts("0.0.0.0:0", true, None)).unwrap().contains("needs a token"));
-        assert!(err(opts("0.0.0.0:0", true, Some("short"))).unwrap().contains("16 to 1024"));
-        assert!(err(opts("127.0.0.1:0", false, Some("short"))).unwrap().contains("16 to 1024"));
+        let err = |o| {
+            MetricsServer::start(o, cell.clone())
+                .err()
+                .map(|e| e.to_string())
+        };
+        assert!(
+            err(opts("0.0.0.0:0", false, None))
+                .unwrap()
+                .contains("not a loopback")
+        );
+        assert!(
+            err(opts("0.0.0.0:0", true, None))
+                .unwrap()
+                .contains("needs a token")
+        );
+        assert!(
+            err(opts("0.0.0.0:0", true, Some("short")))
+                .unwrap()
+                .contains("16 to 1024")
+        );
+        assert!(
+            err(opts("127.0.0.1:0", false, Some("short")))
+                .unwrap()
+                .contains("16 to 1024")
+        );
     }
 
     #[test]

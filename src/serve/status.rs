@@ -508,7 +508,14 @@ mod tests {
             checked_token(&opts("0.0.0.0:0", true, Some("0123456789abcdef"))),
             Ok(Some(_))
         ));
-        for bad in ["", "x", "0123456789abcde", "two words and more", "tab\there-and-more-bytes", "é0123456789abcdef"] {
+        for bad in [
+            "",
+            "x",
+            "0123456789abcde",
+            "two words and more",
+            "tab\there-and-more-bytes",
+            "é0123456789abcdef",
+        ] {
             let e = checked_token(&opts("127.0.0.1:0", false, Some(bad)));
             assert!(matches!(e, Err(StatusError::BadToken { .. })), "{bad:?}");
         }

@@ -54,11 +54,19 @@ enum State<R> {
         _slot: Option<Slot>,
     },
     /// The request is with a handler.
-    Busy { keep_alive: bool },
+    Busy {
+        keep_alive: bool,
+    },
     /// Writing the answer; then the next request, or closing.
-    Write { keep_alive: bool, since: Instant },
+    Write {
+        keep_alive: bool,
+        since: Instant,
+    },
     /// Answered and closing: reading what the client still sends, and dropping it.
-    Linger { since: Instant, dropped: usize },
+    Linger {
+        since: Instant,
+        dropped: usize,
+    },
     Closed,
 }
 
@@ -66,6 +74,9 @@ enum State<R> {
 pub struct Conn<R> {
     state: State<R>,
     buf: Vec<u8>,
+    /// How much of `buf` has been searched for the end of a head: a head that trickles in
+    /// is parsed once, when its blank line has come, not once per byte.
+    scanned: usize,
     out: Vec<u8>,
     out_at: usize,
     /// The client has closed its side (no more requests will come).
@@ -83,6 +94,7 @@ impl<R> Conn<R> {
         Conn {
             state: State::Head(now),
             buf: Vec::new(),
+            scanned: 0,
             out: Vec::new(),
             out_at: 0,
             peer_done: false,
@@ -94,9 +106,7 @@ impl<R> Conn<R> {
     pub fn room(&self) -> usize {
         match &self.state {
             State::Head(_) => (wire::MAX_HEAD_BYTES + 1).saturating_sub(self.buf.len()),
-            State::Body { head_len, len, .. } => {
-                (head_len + len).saturating_sub(self.buf.len())
-            }
+            State::Body { head_len, len, .. } => (head_len + len).saturating_sub(self.buf.len()),
             State::Linger { dropped, .. } => LINGER_BYTES.saturating_sub(*dropped),
             State::Busy { .. } | State::Write { .. } | State::Closed => 0,
         }
@@ -257,6 +267,7 @@ impl<R> Conn<R> {
         }
         let body = self.buf.get(head_len..end).unwrap_or_default().to_vec();
         self.buf.drain(..end);
+        self.scanned = 0;
         self.shrink_idle();
         let state = std::mem::replace(&mut self.state, State::Busy { keep_alive: false });
         let State::Body {
@@ -277,6 +288,11 @@ impl<R> Conn<R> {
     }
 
     fn judge_head<S: Service<Route = R>>(&mut self, svc: &S, bodies: &Bodies, now: Instant) {
+        let ended = head_ends(&self.buf, self.scanned.saturating_sub(2));
+        self.scanned = self.buf.len();
+        if !ended && self.buf.len() <= wire::MAX_HEAD_BYTES {
+            return;
+        }
         let mut headers = [httparse::EMPTY_HEADER; wire::MAX_HEADERS];
         let judged = match wire::parse(&self.buf, &mut headers) {
             Parsed::Partial => return,
@@ -293,6 +309,7 @@ impl<R> Conn<R> {
                 // The refused request's body is never read: the connection closes after the
                 // answer unless there is none.
                 self.buf.drain(..head_len.min(self.buf.len()));
+                self.scanned = 0;
                 self.respond(&response, keep_alive, now);
             }
             Ok(Judged::Admitted(a)) => self.admitted(a, bodies, now),
@@ -330,6 +347,15 @@ impl<R> Conn<R> {
             _slot: slot,
         };
     }
+}
+
+/// Whether a blank line (the end of a head) is in `buf` from `from` on.
+fn head_ends(buf: &[u8], from: usize) -> bool {
+    let tail = buf.get(from..).unwrap_or_default();
+    memchr::memchr_iter(b'\n', tail).any(|i| {
+        let rest = tail.get(i + 1..).unwrap_or_default();
+        rest.first() == Some(&b'\n') || rest.starts_with(b"\r\n")
+    })
 }
 
 struct Admitted<R> {
@@ -391,10 +417,7 @@ mod tests {
             match head.path {
                 "/small" => Ok(("small", 4)),
                 "/big" => Ok(("big", 1 << 20)),
-                _ => Err(guard::response(
-                    Reply::error(404, "no"),
-                    guard::SELF_CSP,
-                )),
+                _ => Err(guard::response(Reply::error(404, "no"), guard::SELF_CSP)),
             }
         }
 
@@ -449,7 +472,10 @@ mod tests {
         let input = b"POST /small HTTP/1.1\r\nContent-Length: 2\r\n\r\nhiGET /nope HTTP/1.1\r\n\r\nPOST /small HTTP/1.1\r\nContent-Length: 4\r\n\r\nabcd";
         let (out, c) = drive(input, &b, now);
         assert_eq!(statuses(&out), [200, 404, 200], "{out}");
-        assert!(out.contains("small:hi") && out.contains("small:abcd"), "{out}");
+        assert!(
+            out.contains("small:hi") && out.contains("small:abcd"),
+            "{out}"
+        );
         assert!(!c.closed() && !c.lingering());
         assert_eq!(b.count.load(std::sync::atomic::Ordering::Relaxed), 0);
     }
@@ -458,7 +484,12 @@ mod tests {
     fn a_declared_length_over_the_limit_is_refused_unread() {
         let b = bodies(8);
         let now = Instant::now();
-        for cl in ["5", "1000000000000", "18446744073709551615", "99999999999999999999999"] {
+        for cl in [
+            "5",
+            "1000000000000",
+            "18446744073709551615",
+            "99999999999999999999999",
+        ] {
             let input = format!("POST /small HTTP/1.1\r\nContent-Length: {cl}\r\n\r\nabcde");
             let (out, c) = drive(input.as_bytes(), &b, now);
             assert_eq!(statuses(&out), [413], "{cl}: {out}");
@@ -545,13 +576,26 @@ mod tests {
         assert!(idle.closed());
         let (_, mut slow) = drive(b"GET /small HTTP/1.1\r\nHost: a", &b, now);
         slow.expire(now + HEAD_TIMEOUT);
-        assert_eq!(
-            statuses(&String::from_utf8_lossy(slow.pending())),
-            [408]
-        );
+        assert_eq!(statuses(&String::from_utf8_lossy(slow.pending())), [408]);
         let (out, c) = drive(&[b'a'; wire::MAX_HEAD_BYTES + 10], &b, now);
         assert_eq!(statuses(&out), [431]);
         assert!(c.lingering());
+    }
+
+    #[test]
+    fn a_head_that_trickles_in_is_parsed_once_it_has_ended() {
+        let b = bodies(8);
+        let now = Instant::now();
+        let mut c: Conn<&'static str> = Conn::new(now);
+        let head = b"POST /small HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi";
+        for (i, byte) in head.iter().enumerate() {
+            c.received(&[*byte]);
+            let ready = c.advance(&Echo, &b, now);
+            assert_eq!(ready.is_some(), i == head.len() - 1, "at byte {i}");
+        }
+        assert!(head_ends(b"GET / HTTP/1.1\n\n", 0));
+        assert!(head_ends(b"GET / HTTP/1.1\r\n\r\n", 12));
+        assert!(!head_ends(b"GET / HTTP/1.1\r\nHost: a\r\n", 0));
     }
 
     #[test]

@@ -240,8 +240,14 @@ mod tests {
     fn every_lie_about_a_body_is_refused() {
         let status = |raw: &str| parsed(raw).map(|_| 0).unwrap_or_else(|e| e.0);
         for (raw, want) in [
-            ("POST / HTTP/1.1\nContent-Length: 1\nContent-Length: 1\n\n", 400),
-            ("POST / HTTP/1.1\nContent-Length: 1\ncontent-length: 2\n\n", 400),
+            (
+                "POST / HTTP/1.1\nContent-Length: 1\nContent-Length: 1\n\n",
+                400,
+            ),
+            (
+                "POST / HTTP/1.1\nContent-Length: 1\ncontent-length: 2\n\n",
+                400,
+            ),
             ("POST / HTTP/1.1\nContent-Length: -1\n\n", 400),
             ("POST / HTTP/1.1\nContent-Length: +5\n\n", 400),
             ("POST / HTTP/1.1\nContent-Length: 0x10\n\n", 400),
@@ -267,8 +273,7 @@ mod tests {
             Ok(u64::MAX)
         );
         assert_eq!(
-            parsed("POST / HTTP/1.1\nContent-Length: 000000000000000000000000012\n\n")
-                .map(|p| p.0),
+            parsed("POST / HTTP/1.1\nContent-Length: 000000000000000000000000012\n\n").map(|p| p.0),
             Ok(12)
         );
     }

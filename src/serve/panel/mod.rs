@@ -376,7 +376,11 @@ impl Service for Handler {
     fn admit(&self, head: &Head) -> Result<(Route, usize), Response> {
         match decide(head, &self.0.policy) {
             Ok(route) => {
-                let max = if route.reads_body() { MAX_BODY_BYTES } else { 0 };
+                let max = if route.reads_body() {
+                    MAX_BODY_BYTES
+                } else {
+                    0
+                };
                 Ok((route, max))
             }
             Err(refusal) => Err(guard::response(refusal.reply(), guard::SELF_CSP)),

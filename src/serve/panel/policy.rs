@@ -50,8 +50,10 @@ impl std::fmt::Display for Refused {
     }
 }
 
-const LAUNCH: &str = "configs sent to the panel start no program unless `serve --allow-launch` was given";
-const SIGNAL: &str = "configs sent to the panel signal no process unless `serve --allow-launch` was given";
+const LAUNCH: &str =
+    "configs sent to the panel start no program unless `serve --allow-launch` was given";
+const SIGNAL: &str =
+    "configs sent to the panel signal no process unless `serve --allow-launch` was given";
 const READ: &str = "configs sent to the panel read no file unless `serve --allow-launch` was given (a token can come from the secret store: token_secret)";
 
 /// Applies the rules to `c`: output paths are rewritten under `--reports-dir`; everything the
@@ -158,9 +160,12 @@ fn reads(c: &Config, refuse: &mut impl FnMut(&str, String)) {
 /// Relative to the cgroup2 mount, or under `/sys/fs/cgroup`, and no `..` anywhere.
 fn cgroup_inside_mount(g: &str) -> bool {
     let p = Path::new(g);
-    let plain = p
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir | Component::RootDir));
+    let plain = p.components().all(|c| {
+        matches!(
+            c,
+            Component::Normal(_) | Component::CurDir | Component::RootDir
+        )
+    });
     plain && (p.is_relative() || p.starts_with("/sys/fs/cgroup"))
 }
 
@@ -328,11 +333,17 @@ mod tests {
         let http = format!(
             "target:\n  adapter: http\n  url: http://127.0.0.1:9/\n  http:\n    body_file: {f}\n    unix_socket: {f}\n"
         );
-        let c = format!("{}{http}workload:\n  profile: steady\n  eps: 10\n  stop: {{ after: 5s }}\n", "schema_version: \"1.0\"\n");
+        let c = format!(
+            "{}{http}workload:\n  profile: steady\n  eps: 10\n  stop: {{ after: 5s }}\n",
+            "schema_version: \"1.0\"\n"
+        );
         let store = Store::new("/nonexistent/store".into());
         let l = crate::config::load_str(&c, &store, None);
         let mut cfg = l.config.unwrap_or_else(|| panic!("{:?}", l.diags.items));
-        let paths: Vec<String> = check(&mut cfg, &Rules::default()).into_iter().map(|r| r.path).collect();
+        let paths: Vec<String> = check(&mut cfg, &Rules::default())
+            .into_iter()
+            .map(|r| r.path)
+            .collect();
         assert_eq!(paths, ["target.http.body_file", "target.http.unix_socket"]);
         let mut cfg = config("");
         cfg.target.auth = Some(crate::config::schema::Auth {
@@ -350,7 +361,10 @@ mod tests {
             client_key: Some(f.to_string()),
             server_name: None,
         });
-        let paths: Vec<String> = check(&mut cfg, &Rules::default()).into_iter().map(|r| r.path).collect();
+        let paths: Vec<String> = check(&mut cfg, &Rules::default())
+            .into_iter()
+            .map(|r| r.path)
+            .collect();
         assert_eq!(
             paths,
             [
@@ -398,13 +412,26 @@ mod tests {
             reports: Some(root.clone()),
             ..Rules::default()
         };
-        let mut c = config("observability:\n  report: a.json\n  csv: sub/t.csv\n  hdr_log: new/h.hlog\n");
+        let mut c =
+            config("observability:\n  report: a.json\n  csv: sub/t.csv\n  hdr_log: new/h.hlog\n");
         assert!(check(&mut c, &rules).is_empty());
         let o = &c.observability;
-        assert_eq!(o.report.as_deref(), Some(&*root.join("a.json").display().to_string()));
-        assert_eq!(o.csv.as_deref(), Some(&*root.join("sub/t.csv").display().to_string()));
-        assert_eq!(o.hdr_log.as_deref(), Some(&*root.join("new/h.hlog").display().to_string()));
-        let inside_abs = format!("observability:\n  report: {}\n", root.join("b.json").display());
+        assert_eq!(
+            o.report.as_deref(),
+            Some(&*root.join("a.json").display().to_string())
+        );
+        assert_eq!(
+            o.csv.as_deref(),
+            Some(&*root.join("sub/t.csv").display().to_string())
+        );
+        assert_eq!(
+            o.hdr_log.as_deref(),
+            Some(&*root.join("new/h.hlog").display().to_string())
+        );
+        let inside_abs = format!(
+            "observability:\n  report: {}\n",
+            root.join("b.json").display()
+        );
         assert!(refused(&inside_abs, &rules).is_empty());
         for bad in [
             "/tmp/x.json",
@@ -419,7 +446,10 @@ mod tests {
         }
         // Without --reports-dir nothing is written; with --allow-launch, anything is.
         let extra = "observability:\n  sizing_csv: s.csv\n";
-        assert_eq!(refused(extra, &Rules::default()), ["observability.sizing_csv"]);
+        assert_eq!(
+            refused(extra, &Rules::default()),
+            ["observability.sizing_csv"]
+        );
         let launch = Rules {
             allow_launch: true,
             ..Rules::default()
