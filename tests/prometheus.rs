@@ -532,3 +532,97 @@ fn busy_address_is_a_typed_error_naming_it() {
     };
     assert!(err.to_string().contains(&addr.to_string()), "{err}");
 }
+
+/// `--prometheus` obeys the status page's rules (issue 33, case 24): beyond loopback only
+/// with `--allow-remote` and a token (`--status-token-env`, 16 characters or more), and
+/// `validate` refuses the same config `run` refuses. Everything here is refused before a
+/// socket is opened.
+#[test]
+fn metrics_beyond_loopback_need_allow_remote_and_a_token() {
+    let run = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut c = support::bin();
+        c.args([
+            "run",
+            "--url",
+            "builtin",
+            "--source",
+            "aws.cloudtrail",
+            "--eps",
+            "10",
+            "--duration",
+            "1s",
+        ])
+        .args(extra)
+        .env_remove("IB_METRICS_TOKEN");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    let refused: [(&[&str], &[(&str, &str)], &str); 4] = [
+        (&["--prometheus", "0.0.0.0:0"], &[], "beyond loopback"),
+        (
+            &["--prometheus", "0.0.0.0:0", "--allow-remote"],
+            &[],
+            "needs a token",
+        ),
+        (
+            &[
+                "--prometheus",
+                "0.0.0.0:0",
+                "--allow-remote",
+                "--status-token-env",
+                "IB_METRICS_TOKEN",
+            ],
+            &[("IB_METRICS_TOKEN", "short")],
+            "16 to 1024",
+        ),
+        (
+            &[
+                "--prometheus",
+                "127.0.0.1:0",
+                "--status-token-env",
+                "IB_METRICS_TOKEN",
+            ],
+            &[("IB_METRICS_TOKEN", "x")],
+            "16 to 1024",
+        ),
+    ];
+    for (args, env, says) in refused {
+        let o = run(args, env);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("short"), "the token was printed: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (observability, says) in [
+        (
+            "  prometheus: \"0.0.0.0:9464\"\n",
+            "observability.prometheus",
+        ),
+        (
+            "  prometheus: \"0.0.0.0:9464\"\n  allow_remote: true\n",
+            "observability.dashboard_token_env",
+        ),
+    ] {
+        let cfg = dir.path().join("c.yaml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "schema_version: \"1.0\"\ntarget:\n  adapter: lphc\n  url: builtin\nsource:\n  id: aws.cloudtrail\nworkload:\n  profile: steady\n  eps: 10\n  stop: {{ after: 1s }}\nobservability:\n{observability}"
+            ),
+        )
+        .unwrap();
+        for cmd in ["validate", "run"] {
+            let o = support::bin()
+                .args([cmd, "--config"])
+                .arg(&cfg)
+                .output()
+                .unwrap();
+            let all = support::all(&o);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {observability}: {all}");
+            assert!(all.contains(says), "{cmd}: {all}");
+        }
+    }
+}

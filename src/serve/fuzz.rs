@@ -439,8 +439,8 @@ mod tests {
         assert_eq!(post(&["0x0a"], body), [400]);
         // Longer than sent: the body never completes, 408 when the clock runs out.
         assert_eq!(post(&["11"], body), [408]);
-        // Shorter than sent: the rest is the next request, which is no request.
-        assert_eq!(post(&["9"], body), [400, 400]);
+        // Shorter than sent: the rest is the next request, which never ends (408).
+        assert_eq!(post(&["9"], body), [400, 408]);
         let chunked = "POST /control/rate HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n";
         assert_eq!(status_answers(chunked.as_bytes()), [411]);
         let expect = "POST /control/rate HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 1000000\r\n\r\n";
@@ -500,6 +500,16 @@ mod tests {
             ),
             [413]
         );
+        // A DELETE takes no body, but one as small as fetch sends is read and ignored.
+        let del = "DELETE /api/configs/fz.yaml HTTP/1.1\nHost: 127.0.0.1:8080\nContent-Type: application/json\n";
+        let watched = Watched::new(panel::Handler(ctx.clone()));
+        assert_eq!(drive(&watched, &request(del, "{}"), usize::MAX), [200]);
+        assert!(!root.join("configs/fz.yaml").exists());
+        assert_eq!(
+            drive(&watched, &request(del, &"x".repeat(2000)), usize::MAX),
+            [413]
+        );
+        drop(watched);
         drop(handler);
         drop(ctx);
         drop(scratch);

@@ -50,6 +50,9 @@ const STYLE: &str = include_str!("assets/panel.css");
 /// The largest request body taken (a config or scenario with room to spare).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
+/// The largest body a write that takes none (DELETE) may carry; read and ignored.
+const IGNORED_BODY_BYTES: usize = 1024;
+
 /// The largest config or scenario file read or written.
 const MAX_TEXT_BYTES: u64 = MAX_BODY_BYTES as u64;
 
@@ -376,10 +379,12 @@ impl Service for Handler {
     fn admit(&self, head: &Head) -> Result<(Route, usize), Response> {
         match decide(head, &self.0.policy) {
             Ok(route) => {
-                let max = if route.reads_body() {
-                    MAX_BODY_BYTES
-                } else {
-                    0
+                // A write that takes no body (DELETE) may still come with a small one, as
+                // fetch sends it: read and ignored. A GET takes none.
+                let max = match (route.reads_body(), head.verb) {
+                    (true, _) => MAX_BODY_BYTES,
+                    (false, guard::Verb::Get) => 0,
+                    (false, _) => IGNORED_BODY_BYTES,
                 };
                 Ok((route, max))
             }

@@ -174,10 +174,9 @@
     const headers = authHeaders();
     headers['Accept'] = 'application/json';
     const init = { method, headers, signal: ctl.signal, cache: 'no-store', credentials: 'omit', redirect: 'error' };
-    if (method !== 'GET') {
-      headers['Content-Type'] = 'application/json';
-      init.body = JSON.stringify(body || {});
-    }
+    if (method !== 'GET') headers['Content-Type'] = 'application/json';
+    // Only the writes that take a body send one (a DELETE takes none).
+    if (method === 'POST' || method === 'PUT') init.body = JSON.stringify(body || {});
     let r;
     try {
       r = await fetch(path, init);
