@@ -559,7 +559,9 @@ fn metrics_beyond_loopback_need_allow_remote_and_a_token() {
         }
         c.output().unwrap()
     };
-    let refused: [(&[&str], &[(&str, &str)], &str); 4] = [
+    // (flags, environment, what stderr says)
+    type Refused<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let refused: [Refused; 4] = [
         (&["--prometheus", "0.0.0.0:0"], &[], "beyond loopback"),
         (
             &["--prometheus", "0.0.0.0:0", "--allow-remote"],
