@@ -328,7 +328,15 @@ impl<S: Service> Front<S> {
             let before = (c.conn.pending().len(), c.conn.room());
             flush(c, now);
             fill(c);
-            if let Some(ready) = c.conn.advance(&*self.svc, &self.bodies, now) {
+            // A service that panics judging a head loses that connection, not the front.
+            let svc = &*self.svc;
+            let advanced =
+                catch_unwind(AssertUnwindSafe(|| c.conn.advance(svc, &self.bodies, now)));
+            let ready = advanced.unwrap_or_else(|_| {
+                c.conn.broken();
+                None
+            });
+            if let Some(ready) = ready {
                 let job = Job {
                     id,
                     route: ready.route,
