@@ -441,6 +441,50 @@ fn configs_sent_to_the_panel_start_nothing_write_only_reports_and_read_only_allo
     });
 }
 
+/// A panel run's own status page and /metrics ask for the panel's token: nobody without it
+/// steers or reads the panel's run through them.
+#[test]
+fn a_panel_runs_status_page_and_metrics_ask_for_the_panels_token() {
+    let token = "panel-token-for-its-runs-0123";
+    let p = Panel::start(&[], Some(token));
+    let auth = ("Authorization", "Bearer panel-token-for-its-runs-0123");
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    };
+    let (status, metrics) = (free(), free());
+    let text = format!(
+        "{}observability:\n  dashboard: true\n  dashboard_listen: \"{status}\"\n  prometheus: \"{metrics}\"\n",
+        run_config("served", 50, "3s")
+    );
+    let a = http(
+        p.addr(),
+        "POST",
+        "/api/run",
+        &[auth, JSON],
+        &json!({ "text": text }).to_string(),
+    );
+    assert_eq!(a.status, 202, "{}", a.body);
+    wait_for("the status page", Duration::from_secs(5), || {
+        std::net::TcpStream::connect(status).is_ok()
+    });
+    assert_eq!(http(status, "GET", "/status.json", &[], "").status, 401);
+    assert_eq!(http(status, "GET", "/status.json", &[auth], "").status, 200);
+    assert_eq!(
+        http(status, "POST", "/control/stop", &[JSON], "{}").status,
+        401
+    );
+    assert_eq!(http(metrics, "GET", "/metrics", &[], "").status, 401);
+    assert_eq!(http(metrics, "GET", "/metrics", &[auth], "").status, 200);
+    wait_for("the run ends", Duration::from_secs(20), || {
+        http(p.addr(), "GET", "/api/run", &[auth], "").json()["active"] == false
+    });
+    let last = http(p.addr(), "GET", "/api/run", &[auth], "").json()["last"].clone();
+    assert_eq!(last["exit_code"], 0, "{last}");
+}
+
 #[test]
 fn a_run_is_started_refused_twice_steered_and_reported() {
     let p = Panel::start(&["configs", "reports", "scenarios"], None);

@@ -290,7 +290,22 @@ fn launch(ctx: &Arc<Ctx>, prepared: Prepared) -> Result<(Active, String, String)
         loaded,
         overrides,
     } = prepared;
-    let plan = run::plan(loaded.config, &overrides, &ctx.catalog, &ctx.store)?;
+    let mut plan = run::plan(loaded.config, &overrides, &ctx.catalog, &ctx.store)?;
+    // The run's own status page and /metrics ask for the panel's token when the config
+    // gives them none: the panel's run is steered by its token holders only.
+    if let Some(t) = ctx
+        .policy
+        .token
+        .as_ref()
+        .and_then(|t| String::from_utf8(t.clone()).ok())
+    {
+        for page in [&mut plan.serve.status, &mut plan.serve.metrics]
+            .into_iter()
+            .flatten()
+        {
+            page.token.get_or_insert_with(|| t.clone());
+        }
+    }
     let (name, run_id) = (plan.config.name.clone(), plan.run_id.clone());
     let name = name.unwrap_or_else(|| "run".into());
     let run = Run::new(plan);
