@@ -929,24 +929,32 @@ fn addr_of(url: &str) -> SocketAddr {
 #[test]
 fn the_serve_command_refuses_unsafe_starts_and_stops_on_sigterm() {
     let bin = env!("CARGO_BIN_EXE_ingestbench");
+    // A refused start exits at once; one that serves instead is stopped after 10 s (and the
+    // assertion on its exit code fails).
     let run = |args: &[&str], env: &[(&str, &str)]| {
         let mut c = std::process::Command::new(bin);
-        c.arg("serve").args(args).env_remove("PANEL_TEST_TOKEN");
+        c.arg("serve");
+        if !args.contains(&"--listen") {
+            c.args(["--listen", "127.0.0.1:0"]);
+        }
+        c.args(args)
+            .env_remove("PANEL_TEST_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         for (k, v) in env {
             c.env(k, v);
         }
-        c.output().unwrap()
+        let mut child = c.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        support::stop_child(&mut child);
+        child.wait_with_output().unwrap()
     };
     // (flags, environment, what stderr says)
     type Refused<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
     let refused: &[Refused] = &[
-        (&["--listen", "0.0.0.0:0"], &[], "not a loopback address"),
-        (
-            &["--listen", "0.0.0.0:0", "--allow-remote", "--no-token"],
-            &[],
-            "--no-token is for loopback only",
-        ),
-        (&["--token-env", "PANEL_TEST_TOKEN"], &[], "not set"),
         // Tokens shorter than 16 characters are refused, on loopback and beyond.
         (
             &["--token-env", "PANEL_TEST_TOKEN"],
@@ -964,6 +972,13 @@ fn the_serve_command_refuses_unsafe_starts_and_stops_on_sigterm() {
             &[("PANEL_TEST_TOKEN", "0123456789abcde")],
             "16 to 1024",
         ),
+        (&["--listen", "0.0.0.0:0"], &[], "not a loopback address"),
+        (
+            &["--listen", "0.0.0.0:0", "--allow-remote", "--no-token"],
+            &[],
+            "--no-token is for loopback only",
+        ),
+        (&["--token-env", "PANEL_TEST_TOKEN"], &[], "not set"),
         (
             &["--no-token", "--token-env", "PANEL_TEST_TOKEN"],
             &[("PANEL_TEST_TOKEN", "0123456789abcdef0")],
