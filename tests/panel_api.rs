@@ -28,8 +28,17 @@ struct Panel {
 }
 
 impl Panel {
-    /// A panel with the directories named in `dirs` (of "configs", "scenarios", "reports").
+    /// A panel with the directories named in `dirs` (of "configs", "scenarios", "reports"),
+    /// with `token`, or without one (`no_token`, as `serve --no-token` asks).
     fn start(dirs: &[&str], token: Option<&str>) -> Panel {
+        Panel::start_with(dirs, |o| {
+            o.token = token.map(String::from);
+            o.no_token = token.is_none();
+        })
+    }
+
+    /// A panel with the directories named in `dirs`, its options then set by `set`.
+    fn start_with(dirs: &[&str], set: impl FnOnce(&mut PanelOptions)) -> Panel {
         let dir = tempfile::tempdir().unwrap();
         let sub = |name: &str| {
             dirs.contains(&name).then(|| {
@@ -38,16 +47,20 @@ impl Panel {
                 p
             })
         };
-        let opts = PanelOptions {
+        let mut opts = PanelOptions {
             listen: "127.0.0.1:0".parse().unwrap(),
             allow_remote: false,
-            token: token.map(String::from),
+            token: None,
+            no_token: false,
+            allow_launch: false,
+            allow_env: Vec::new(),
             configs_dir: sub("configs"),
             scenarios_dir: sub("scenarios"),
             reports_dir: sub("reports"),
             packs_dir: None,
             secrets_dir: dir.path().join("secrets"),
         };
+        set(&mut opts);
         let server = PanelServer::start(opts).expect("the panel starts");
         Panel {
             server: Some(server),
@@ -219,6 +232,10 @@ fn configs_are_validated_at_their_lines_saved_only_when_valid_and_deleted() {
     );
     let v = ok(&p.send("POST", "/api/configs/validate", &json!({ "text": hec })));
     assert_eq!(v["summary"]["auth"], "token_env: PANEL_TEST_TOKEN", "{v}");
+    // …and the panel, started without `--allow-env PANEL_TEST_TOKEN`, will not read it.
+    assert_eq!(v["valid"], false, "{v}");
+    assert_eq!(v["errors"][0]["path"], "target.auth.token_env", "{v}");
+    assert_eq!(v["errors"][0]["line"], 7, "{v}");
 
     let saved = p.send("PUT", "/api/configs/a.yaml", &json!({ "text": good }));
     assert_eq!(ok(&saved)["name"], "a.yaml");
@@ -320,6 +337,152 @@ fn scenarios_are_validated_previewed_and_saved() {
         "",
     ));
     assert!(!p.path("scenarios/chain.yaml").exists());
+}
+
+/// What a config sent to the panel may do (docs/panel.md): by default no program is started,
+/// no file written outside `--reports-dir`, no environment variable read that `--allow-env`
+/// does not name; `--allow-launch` lifts the first two. Each refusal names the field, its
+/// line and the flag.
+#[test]
+fn configs_sent_to_the_panel_start_nothing_write_only_reports_and_read_only_allowed_env() {
+    let p = Panel::start(&["configs", "reports"], None);
+    let keep = tempfile::tempdir().unwrap();
+    let marker = keep.path().join("ran-a-program");
+    let base = run_config("doors", 20, "1s");
+    let launch = format!(
+        "{base}observability:\n  target:\n    command: /bin/sh\n    args: [\"-c\", \"touch {}; exec sleep 30\"]\n",
+        marker.display()
+    );
+    let outside = p.path("outside.json");
+    let write_out = format!(
+        "{base}observability:\n  report: {}\n  csv: ../outside.csv\n",
+        outside.display()
+    );
+    let restart = format!(
+        "{base}faults:\n  - {{ at: 500ms, action: restart, target: \"name:nothing-here\", command: /bin/sh, args: [\"-c\", \"touch {}\"] }}\n",
+        marker.display()
+    );
+    let env = base.replace(
+        "  url: builtin\n",
+        "  url: builtin\n  auth: { scheme: bearer, token_env: IB_PANEL_DOOR_SECRET }\n",
+    );
+    let cases: [(&str, &String, &[&str], &str); 4] = [
+        (
+            "launch",
+            &launch,
+            &["observability.target"],
+            "--allow-launch",
+        ),
+        (
+            "write outside",
+            &write_out,
+            &["observability.report", "observability.csv"],
+            "--reports-dir",
+        ),
+        (
+            "restart",
+            &restart,
+            &["faults[0].command", "faults[0].action"],
+            "--allow-launch",
+        ),
+        ("env", &env, &["target.auth.token_env"], "--allow-env"),
+    ];
+    for (what, text, paths, flag) in cases {
+        let a = p.send("POST", "/api/run", &json!({ "text": text }));
+        assert_eq!(a.status, 422, "{what}: {}", a.body);
+        let errors = a.json()["errors"].clone();
+        for (i, path) in paths.iter().enumerate() {
+            let m = errors[i]["message"].as_str().unwrap_or_default();
+            assert!(m.starts_with(path) && m.contains(flag), "{what}: {m}");
+            assert!(m.contains(&format!("{path} (")), "placed at its line: {m}");
+        }
+        let v = ok(&p.send("POST", "/api/configs/validate", &json!({ "text": text })));
+        assert_eq!(v["valid"], false, "{what}: {v}");
+        assert_eq!(v["errors"][0]["path"], paths[0], "{what}: {v}");
+        let put = p.send("PUT", "/api/configs/door.yaml", &json!({ "text": text }));
+        assert_eq!(put.status, 422, "{what}: {}", put.body);
+    }
+    assert_eq!(ok(&p.get("/api/run"))["active"], false);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!marker.exists(), "a program ran");
+    assert!(!outside.exists() && !p.path("outside.csv").exists());
+
+    // Inside --reports-dir, by a relative name: written there.
+    let inside = format!("{base}observability:\n  report: doors-own.json\n");
+    let a = p.send("POST", "/api/run", &json!({ "text": inside }));
+    assert_eq!(a.status, 202, "{}", a.body);
+    wait_for("the run ends", Duration::from_secs(20), || {
+        ok(&p.get("/api/run"))["active"] == false
+    });
+    assert!(p.path("reports/doors-own.json").is_file());
+    drop(p);
+
+    // --allow-env names the variable: the config may read it.
+    let p = Panel::start_with(&[], |o| {
+        o.no_token = true;
+        o.allow_env = vec!["IB_PANEL_DOOR_SECRET".into()];
+    });
+    let v = ok(&p.send("POST", "/api/configs/validate", &json!({ "text": env })));
+    assert_eq!(v["valid"], true, "{v}");
+    drop(p);
+
+    // --allow-launch: the config's program runs, as a config given to `run` would.
+    let p = Panel::start_with(&["reports"], |o| {
+        o.no_token = true;
+        o.allow_launch = true;
+    });
+    let a = p.send("POST", "/api/run", &json!({ "text": launch }));
+    assert_eq!(a.status, 202, "{}", a.body);
+    wait_for("the program ran", Duration::from_secs(10), || {
+        marker.exists()
+    });
+    wait_for("the run ends", Duration::from_secs(20), || {
+        ok(&p.get("/api/run"))["active"] == false
+    });
+}
+
+/// A panel run's own status page and /metrics ask for the panel's token: nobody without it
+/// steers or reads the panel's run through them.
+#[test]
+fn a_panel_runs_status_page_and_metrics_ask_for_the_panels_token() {
+    let token = "panel-token-for-its-runs-0123";
+    let p = Panel::start(&[], Some(token));
+    let auth = ("Authorization", "Bearer panel-token-for-its-runs-0123");
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+    };
+    let (status, metrics) = (free(), free());
+    let text = format!(
+        "{}observability:\n  dashboard: true\n  dashboard_listen: \"{status}\"\n  prometheus: \"{metrics}\"\n",
+        run_config("served", 50, "3s")
+    );
+    let a = http(
+        p.addr(),
+        "POST",
+        "/api/run",
+        &[auth, JSON],
+        &json!({ "text": text }).to_string(),
+    );
+    assert_eq!(a.status, 202, "{}", a.body);
+    wait_for("the status page", Duration::from_secs(5), || {
+        std::net::TcpStream::connect(status).is_ok()
+    });
+    assert_eq!(http(status, "GET", "/status.json", &[], "").status, 401);
+    assert_eq!(http(status, "GET", "/status.json", &[auth], "").status, 200);
+    assert_eq!(
+        http(status, "POST", "/control/stop", &[JSON], "{}").status,
+        401
+    );
+    assert_eq!(http(metrics, "GET", "/metrics", &[], "").status, 401);
+    assert_eq!(http(metrics, "GET", "/metrics", &[auth], "").status, 200);
+    wait_for("the run ends", Duration::from_secs(20), || {
+        http(p.addr(), "GET", "/api/run", &[auth], "").json()["active"] == false
+    });
+    let last = http(p.addr(), "GET", "/api/run", &[auth], "").json()["last"].clone();
+    assert_eq!(last["exit_code"], 0, "{last}");
 }
 
 #[test]
@@ -603,8 +766,8 @@ fn traversal_and_symlinks_out_of_the_directory_are_refused() {
 
 #[test]
 fn oversize_cross_origin_and_unauthenticated_requests_are_refused() {
-    let p = Panel::start(&["configs"], Some("s3cret-token"));
-    let auth = ("Authorization", "Bearer s3cret-token");
+    let p = Panel::start(&["configs"], Some("s3cret-token-0123456789"));
+    let auth = ("Authorization", "Bearer s3cret-token-0123456789");
     // The page and its files need no token; the API does.
     for path in ["/", "/panel.js", "/panel.css"] {
         let a = p.get(path);
@@ -668,14 +831,25 @@ fn oversize_cross_origin_and_unauthenticated_requests_are_refused() {
     let big = "x".repeat((1 << 20) + 10);
     let a = put(&[auth, JSON], &big);
     assert_eq!(a.status, 413, "{}", a.body);
-    let claimed = http(
+    for huge in ["99999999", "1000000000000", "99999999999999999999999"] {
+        let claimed = http(
+            p.addr(),
+            "PUT",
+            "/api/configs/o.yaml",
+            &[auth, JSON, ("Content-Length", huge)],
+            "",
+        );
+        assert_eq!(claimed.status, 413, "{huge}");
+    }
+    // Two lengths (this helper adds one to a POST): which one is true is not guessed.
+    let two = http(
         p.addr(),
         "POST",
         "/api/configs/validate",
-        &[auth, JSON, ("Content-Length", "99999999")],
-        "",
+        &[auth, JSON, ("Content-Length", "2")],
+        "{}",
     );
-    assert_eq!(claimed.status, 413);
+    assert_eq!(two.status, 400);
     // A same-origin write with the token goes through.
     let same = [
         auth,
@@ -716,31 +890,110 @@ fn a_stalled_body_and_a_long_idle_leave_the_panel_answering() {
     drop(stalled);
 }
 
+/// `ingestbench serve` on 127.0.0.1 port 0 with `args`: the process and the address it
+/// printed to open.
+fn serve_process(args: &[&str], env: &[(&str, &str)]) -> (std::process::Child, String, String) {
+    let bin = env!("CARGO_BIN_EXE_ingestbench");
+    let mut child = std::process::Command::new(bin)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+    let mut next = String::new();
+    if args.contains(&"--no-token") {
+        std::io::BufRead::read_line(&mut err, &mut next).unwrap();
+    }
+    let url = line
+        .trim()
+        .strip_prefix("control panel: ")
+        .unwrap_or_else(|| panic!("{line}"))
+        .to_string();
+    (child, url, next)
+}
+
+fn addr_of(url: &str) -> SocketAddr {
+    url.trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 #[test]
 fn the_serve_command_refuses_unsafe_starts_and_stops_on_sigterm() {
     let bin = env!("CARGO_BIN_EXE_ingestbench");
+    // A refused start exits at once; one that serves instead is stopped after 10 s (and the
+    // assertion on its exit code fails).
     let run = |args: &[&str], env: &[(&str, &str)]| {
         let mut c = std::process::Command::new(bin);
-        c.arg("serve").args(args).env_remove("PANEL_TEST_TOKEN");
+        c.arg("serve");
+        if !args.contains(&"--listen") {
+            c.args(["--listen", "127.0.0.1:0"]);
+        }
+        c.args(args)
+            .env_remove("PANEL_TEST_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         for (k, v) in env {
             c.env(k, v);
         }
-        c.output().unwrap()
+        let mut child = c.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        support::stop_child(&mut child);
+        child.wait_with_output().unwrap()
     };
-    let refused: &[(&[&str], &str)] = &[
-        (&["--listen", "0.0.0.0:0"], "not a loopback address"),
+    // (flags, environment, what stderr says)
+    type Refused<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let refused: &[Refused] = &[
+        // Tokens shorter than 16 characters are refused, on loopback and beyond.
         (
-            &["--listen", "0.0.0.0:0", "--allow-remote"],
-            "needs a token",
+            &["--token-env", "PANEL_TEST_TOKEN"],
+            &[("PANEL_TEST_TOKEN", "x")],
+            "16 to 1024",
         ),
-        (&["--token-env", "PANEL_TEST_TOKEN"], "not set"),
-        (&["--configs-dir", "/nonexistent/dir"], "--configs-dir"),
+        (
+            &[
+                "--listen",
+                "0.0.0.0:0",
+                "--allow-remote",
+                "--token-env",
+                "PANEL_TEST_TOKEN",
+            ],
+            &[("PANEL_TEST_TOKEN", "0123456789abcde")],
+            "16 to 1024",
+        ),
+        (&["--listen", "0.0.0.0:0"], &[], "not a loopback address"),
+        (
+            &["--listen", "0.0.0.0:0", "--allow-remote", "--no-token"],
+            &[],
+            "--no-token is for loopback only",
+        ),
+        (&["--token-env", "PANEL_TEST_TOKEN"], &[], "not set"),
+        (
+            &["--no-token", "--token-env", "PANEL_TEST_TOKEN"],
+            &[("PANEL_TEST_TOKEN", "0123456789abcdef0")],
+            "opposite",
+        ),
+        (&["--configs-dir", "/nonexistent/dir"], &[], "--configs-dir"),
     ];
-    for (args, says) in refused {
-        let o = run(args, &[]);
+    for (args, env, says) in refused {
+        let o = run(args, env);
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(says), "{args:?}: {err}");
+        for (_, v) in *env {
+            assert!(!err.contains(v), "the token was printed: {err}");
+        }
     }
     let o = run(
         &[
@@ -750,33 +1003,50 @@ fn the_serve_command_refuses_unsafe_starts_and_stops_on_sigterm() {
             "--token-env",
             "PANEL_TEST_TOKEN",
         ],
-        &[("PANEL_TEST_TOKEN", "has space")],
+        &[("PANEL_TEST_TOKEN", "has space in it, long enough")],
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(!String::from_utf8_lossy(&o.stderr).contains("has space"));
 
-    let mut child = std::process::Command::new(bin)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("control panel: ")
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
-    let addr: SocketAddr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
+    // By default a token is generated and printed once, in the address to open.
+    let (mut child, url, _) = serve_process(&[], &[]);
+    let (base, token) = url.split_once("#token=").unwrap_or_else(|| panic!("{url}"));
+    assert!(
+        token.len() >= 32 && token.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{url}"
+    );
+    let addr = addr_of(base);
     let page = http(addr, "GET", "/", &[], "");
     assert_eq!(page.status, 200);
     assert!(page.body.contains("panel.js"));
+    assert_eq!(http(addr, "GET", "/api/info", &[], "").status, 401);
+    let bearer = format!("Bearer {token}");
+    let info = http(addr, "GET", "/api/info", &[("Authorization", &bearer)], "");
+    assert_eq!(info.json()["token"], true);
+    support::stop_child(&mut child);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+
+    // A token given is used and never printed.
+    let given = "given-token-0123456789";
+    let (mut child, url, _) = serve_process(
+        &["--token-env", "PANEL_TEST_TOKEN"],
+        &[("PANEL_TEST_TOKEN", given)],
+    );
+    assert!(!url.contains("token"), "{url}");
+    let addr = addr_of(&url);
+    assert_eq!(http(addr, "GET", "/api/info", &[], "").status, 401);
+    let bearer = format!("Bearer {given}");
+    assert_eq!(
+        http(addr, "GET", "/api/info", &[("Authorization", &bearer)], "").status,
+        200
+    );
+    support::stop_child(&mut child);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+
+    // --no-token on loopback, when asked: said so.
+    let (mut child, url, warning) = serve_process(&["--no-token"], &[]);
+    assert!(warning.contains("no token"), "{warning}");
+    assert_eq!(http(addr_of(&url), "GET", "/api/info", &[], "").status, 200);
     support::stop_child(&mut child);
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }

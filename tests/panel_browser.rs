@@ -4,7 +4,8 @@
 //! `--scenarios-dir` and `--reports-dir` in a temporary directory holding a copy of
 //! examples/steady-smoke.yaml (built-in sink, 200 eps for 15 s, watching a `sleep` the test
 //! started). Through the page alone, the script:
-//! - reads the header's version;
+//! - opens the address `serve` printed, with the token it generated (`#token=…`), which the
+//!   page keeps and takes out of the address bar; reads the header's version;
 //! - Source packs: the catalog lists aws.cloudtrail; its event types, ATT&CK ids and a
 //!   sample render, and "New sample" renders another seed;
 //! - Scenarios: two stages authored with the ATT&CK pickers (T1110 under TA0006), validated
@@ -53,10 +54,15 @@ struct Serve {
     child: Child,
     port: u16,
     log: PathBuf,
+    /// The address it printed to open (with its generated token, `#token=…`, when it made one).
+    open_url: String,
+    /// The token its API asks for: the one given, or the one it generated and printed.
+    token: Option<String>,
 }
 
 impl Serve {
-    /// `serve` on a free 127.0.0.1 port with `args`, and `PANEL_TOKEN` set when `token` is.
+    /// `serve` on a free 127.0.0.1 port with `args`, and `PANEL_TOKEN` set when `token` is
+    /// (else the panel generates its own and prints it in the address to open).
     fn start(root: &Path, args: &[String], token: Option<&str>) -> Serve {
         let port = free_port();
         let log = root.join("serve.log");
@@ -72,8 +78,14 @@ impl Serve {
                 .args(["--token-env", "PANEL_TOKEN"]);
         }
         let child = cmd.spawn().expect("ingestbench serve starts");
-        let mut serve = Serve { child, port, log };
-        serve.wait_ready(token.is_some());
+        let mut serve = Serve {
+            child,
+            port,
+            log,
+            open_url: String::new(),
+            token: token.map(String::from),
+        };
+        serve.wait_ready();
         serve
     }
 
@@ -81,17 +93,31 @@ impl Serve {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
-    /// Waits (at most 20 s) for `GET /api/info` to answer (200, or 401 without the token).
-    fn wait_ready(&mut self, token: bool) {
+    /// Waits (at most 20 s) for the address to open on stderr and for `GET /api/info` to
+    /// answer 200 with the token (and 401 without it).
+    fn wait_ready(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(Some(st)) = self.child.try_wait() {
                 panic!("ingestbench serve exited {st}: {}", self.stderr());
             }
-            match self.get("/api/info") {
-                Some((200, _)) if !token => return,
-                Some((401, _)) if token => return,
-                _ => {}
+            let printed = self
+                .stderr()
+                .lines()
+                .find_map(|l| l.strip_prefix("control panel: ").map(str::to_string));
+            if let Some(url) = printed {
+                if let Some((_, t)) = url.split_once("#token=") {
+                    self.token = Some(t.to_string());
+                }
+                self.open_url = url;
+                let token = self.token.take();
+                let without = self.get("/api/info");
+                self.token = token;
+                if matches!(without, Some((401, _)))
+                    && matches!(self.get("/api/info"), Some((200, _)))
+                {
+                    return;
+                }
             }
             thread::sleep(Duration::from_millis(100));
         }
@@ -105,8 +131,13 @@ impl Serve {
     fn get(&self, path: &str) -> Option<(u16, String)> {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).ok()?;
         s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        let auth = self
+            .token
+            .as_ref()
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
         let req = format!(
-            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{auth}Connection: close\r\n\r\n",
             self.port
         );
         s.write_all(req.as_bytes()).ok()?;
@@ -250,9 +281,21 @@ fn the_control_panel_in_a_real_browser() {
     );
     let browser_quit = Instant::now();
 
-    // The header.
+    // The header, read after opening the address `serve` printed: the token it generated
+    // taken from it into the tab and out of the address bar.
     let header = &phases["header"];
     assert!(s(header, "version").starts_with('v'), "{header}");
+    assert!(serve.open_url.contains("#token="), "{}", serve.open_url);
+    assert!(!s(header, "opened_url").is_empty(), "{header}");
+    assert!(
+        !s(header, "opened_url").contains("token"),
+        "the token stays in the address bar: {header}"
+    );
+    assert_eq!(
+        Some(s(header, "stored")),
+        serve.token.as_deref(),
+        "{header}"
+    );
 
     // Source packs.
     let packs = &phases["packs"];
@@ -473,6 +516,9 @@ fn run_script(
     .stderr(File::create(&stderr).unwrap());
     if let Some(t) = token {
         cmd.env("PANEL_TOKEN", t);
+    }
+    if mode == "full" {
+        cmd.env("PANEL_OPEN_URL", &serve.open_url);
     }
     let mut child = cmd.spawn().expect("python3 starts");
     let out = child.stdout.take().unwrap();

@@ -7,7 +7,8 @@
 //!   less), and counters do not go down from the first scrape to the second.
 //! - A real Prometheus server scrapes it every second; its query API must return the final
 //!   snapshot's counters, a histogram count and gauges, and see no counter reset.
-//! - The HTTP surface: content type, `/`, 404, 405, a garbage request, a busy port, shutdown.
+//! - The HTTP surface: content type, `/`, 404, 405, a garbage request, a huge declared
+//!   length, a Host that is not this server's (403), a busy port, shutdown.
 //!
 //! A missing Prometheus or Python package fails in CI and skips loudly elsewhere
 //! (`peers::require`); scripts/install-test-deps.sh installs both.
@@ -22,7 +23,7 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use ingestbench::serve::metrics::{CONTENT_TYPE, MetricsServer};
+use ingestbench::serve::metrics::{CONTENT_TYPE, MetricsOptions, MetricsServer};
 use ingestbench::stats::snapshot::{Buckets, RunInfo, RunState, Snapshot, SnapshotCell, Stored};
 use support::peers::require;
 use support::prometheus::{self as prom, Family, Prometheus, Sample};
@@ -131,7 +132,7 @@ impl Feeder {
 fn server() -> (MetricsServer, Arc<SnapshotCell>) {
     let cell = SnapshotCell::new(snapshot_at(0));
     let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
-    let srv = MetricsServer::start(addr, cell.clone()).unwrap();
+    let srv = MetricsServer::start(MetricsOptions::local(addr), cell.clone()).unwrap();
     assert_ne!(srv.addr().port(), 0);
     (srv, cell)
 }
@@ -508,7 +509,9 @@ fn http_surface() {
         b"GET /metrics HTTP/9.9\r\nHost: x\r\nConnection: close\r\n\r\n",
         b"DELETE /metrics HTTP/1.0\r\n\r\n",
         b"GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: zz\r\n\r\n",
-        b"GET /metrics HTTP/1.1\r\nHost: x\r\nX: \xff\xfe\r\n",
+        b"GET /metrics HTTP/1.1\r\nHost: x\r\nX: \xff\xfe\r\n\r\n",
+        b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000000000\r\n\r\n",
+        b"GET /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffff\r\n",
     ] {
         // Any answer, or a close; what matters is that the server goes on.
         let answer = raw(addr, odd);
@@ -517,9 +520,21 @@ fn http_surface() {
             "{odd:?} answered {answer}"
         );
     }
+    let rebound = raw(
+        addr,
+        b"GET /metrics HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+    );
+    assert!(
+        rebound.starts_with("HTTP/1.1 403"),
+        "any Host answered: {rebound}"
+    );
     let head = raw(
         addr,
-        b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        format!(
+            "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\n\r\n",
+            addr.port()
+        )
+        .as_bytes(),
     );
     assert!(head.starts_with("HTTP/1.1 200"), "still serving: {head}");
     let t = Instant::now();
@@ -529,7 +544,7 @@ fn http_surface() {
         "shutdown took {:?}",
         t.elapsed()
     );
-    // tiny_http's accept thread closes the listener once woken: allow it a moment.
+    // The front's thread closes the listener when it ends: allow it a moment.
     let deadline = Instant::now() + Duration::from_secs(2);
     while TcpStream::connect(addr).is_ok() {
         assert!(Instant::now() < deadline, "still listening after shutdown");
@@ -542,9 +557,105 @@ fn busy_address_is_a_typed_error_naming_it() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap();
     let cell = SnapshotCell::new(snapshot_at(0));
-    let err = match MetricsServer::start(addr, cell) {
+    let err = match MetricsServer::start(MetricsOptions::local(addr), cell) {
         Ok(_) => panic!("bound a busy port"),
         Err(e) => e,
     };
     assert!(err.to_string().contains(&addr.to_string()), "{err}");
+}
+
+/// `--prometheus` obeys the status page's rules (issue 33, case 24): beyond loopback only
+/// with `--allow-remote` and a token (`--status-token-env`, 16 characters or more), and
+/// `validate` refuses the same config `run` refuses. Everything here is refused before a
+/// socket is opened.
+#[test]
+fn metrics_beyond_loopback_need_allow_remote_and_a_token() {
+    let run = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut c = support::bin();
+        c.args([
+            "run",
+            "--url",
+            "builtin",
+            "--source",
+            "aws.cloudtrail",
+            "--eps",
+            "10",
+            "--duration",
+            "1s",
+        ])
+        .args(extra)
+        .env_remove("IB_METRICS_TOKEN");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.output().unwrap()
+    };
+    // (flags, environment, what stderr says)
+    type Refused<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let refused: [Refused; 4] = [
+        (&["--prometheus", "0.0.0.0:0"], &[], "beyond loopback"),
+        (
+            &["--prometheus", "0.0.0.0:0", "--allow-remote"],
+            &[],
+            "needs a token",
+        ),
+        (
+            &[
+                "--prometheus",
+                "0.0.0.0:0",
+                "--allow-remote",
+                "--status-token-env",
+                "IB_METRICS_TOKEN",
+            ],
+            &[("IB_METRICS_TOKEN", "short")],
+            "16 to 1024",
+        ),
+        (
+            &[
+                "--prometheus",
+                "127.0.0.1:0",
+                "--status-token-env",
+                "IB_METRICS_TOKEN",
+            ],
+            &[("IB_METRICS_TOKEN", "x")],
+            "16 to 1024",
+        ),
+    ];
+    for (args, env, says) in refused {
+        let o = run(args, env);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("short"), "the token was printed: {err}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (observability, says) in [
+        (
+            "  prometheus: \"0.0.0.0:9464\"\n",
+            "observability.prometheus",
+        ),
+        (
+            "  prometheus: \"0.0.0.0:9464\"\n  allow_remote: true\n",
+            "observability.dashboard_token_env",
+        ),
+    ] {
+        let cfg = dir.path().join("c.yaml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "schema_version: \"1.0\"\ntarget:\n  adapter: lphc\n  url: builtin\nsource:\n  id: aws.cloudtrail\nworkload:\n  profile: steady\n  eps: 10\n  stop: {{ after: 1s }}\nobservability:\n{observability}"
+            ),
+        )
+        .unwrap();
+        for cmd in ["validate", "run"] {
+            let o = support::bin()
+                .args([cmd, "--config"])
+                .arg(&cfg)
+                .output()
+                .unwrap();
+            let all = support::all(&o);
+            assert_eq!(o.status.code(), Some(2), "{cmd} {observability}: {all}");
+            assert!(all.contains(says), "{cmd}: {all}");
+        }
+    }
 }

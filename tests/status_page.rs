@@ -567,6 +567,14 @@ fn start_refuses_unsafe_or_impossible_addresses() {
         .expect("refused");
     assert!(matches!(e, StatusError::BadToken { .. }), "{e}");
     assert!(!e.to_string().contains("a b"), "{e}");
+    // Shorter than 16 characters: guessed in no time, refused on loopback too.
+    for short in ["x", "tok", "0123456789abcde"] {
+        let e = start("127.0.0.1:0", false, Some(short))
+            .err()
+            .expect("refused");
+        assert!(matches!(e, StatusError::BadToken { .. }), "{short}: {e}");
+        assert!(e.to_string().contains("16 to 1024"), "{e}");
+    }
     // A port in use is named.
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let at = taken.local_addr().unwrap().to_string();

@@ -1,5 +1,7 @@
 //! `ingestbench serve`: the control panel (`serve::panel`) until Ctrl-C or SIGTERM, a run in
-//! progress stopped first and its report kept. Prints the panel's address on stderr.
+//! progress stopped first and its report kept. Prints the address to open on stderr, once:
+//! with the token generated at start in it (`#token=…`), as Jupyter does, unless a token was
+//! given (`--token-env`, never printed) or `--no-token` asked on loopback.
 
 use argh::FromArgs;
 use std::net::SocketAddr;
@@ -19,7 +21,7 @@ use crate::serve::panel::{PanelError, PanelOptions, PanelServer};
     example = "ingestbench serve",
     example = "ingestbench serve --configs-dir examples --reports-dir reports --scenarios-dir examples/scenarios",
     example = "PANEL_TOKEN=$(openssl rand -hex 16) ingestbench serve --listen 0.0.0.0:8080 --allow-remote --token-env PANEL_TOKEN",
-    note = "Loopback only unless --allow-remote (which needs --token-env). Without a directory flag its tab is read-only and says so. The API is documented in docs/panel.md."
+    note = "A token is generated at start and printed once in the address to open, unless --token-env names one (16 or more characters) or --no-token is asked (loopback only). Loopback only unless --allow-remote. Configs sent to the panel start no program, read no file and write only in --reports-dir unless --allow-launch, and read only the environment variables named by --allow-env. Without a directory flag its tab is read-only and says so. The API is documented in docs/panel.md."
 )]
 pub struct Args {
     /// address to listen on (default 127.0.0.1:8080; port 0: any free port)
@@ -40,18 +42,30 @@ pub struct Args {
     /// secret store directory for token_secret (default: the per-user store)
     #[argh(option)]
     secrets_dir: Option<PathBuf>,
-    /// let the panel listen beyond loopback (needs --token-env)
+    /// let the panel listen beyond loopback
     #[argh(switch)]
     allow_remote: bool,
-    /// environment variable holding the token every API request must carry (Authorization: Bearer)
+    /// environment variable holding the token every API request must carry (Authorization: Bearer; 16 to 1024 characters); default: one generated at start
     #[argh(option)]
     token_env: Option<String>,
+    /// serve without a token (loopback only): any local process can then use the panel
+    #[argh(switch)]
+    no_token: bool,
+    /// let configs sent to the panel start programs, signal processes, read files and write outside --reports-dir, as configs given to `run` do
+    #[argh(switch)]
+    allow_launch: bool,
+    /// an environment variable configs sent to the panel may read (token_env); repeatable
+    #[argh(option)]
+    allow_env: Vec<String>,
 }
 
 pub fn run(a: Args) -> Exit {
     match start(a) {
         Ok(server) => {
-            super::err(&format!("control panel: {}", server.url()));
+            super::err(&format!("control panel: {}", server.open_url()));
+            if !server.has_token() {
+                super::err("no token (--no-token): any process on this machine can use the panel");
+            }
             crate::serve::until_signal(None);
             super::err("stopping (a run in progress is stopped and its report kept)");
             server.shutdown();
@@ -85,6 +99,9 @@ fn start(a: Args) -> Result<PanelServer, (Exit, String)> {
         listen: a.listen,
         allow_remote: a.allow_remote,
         token,
+        no_token: a.no_token,
+        allow_launch: a.allow_launch,
+        allow_env: a.allow_env,
         configs_dir: a.configs_dir,
         scenarios_dir: a.scenarios_dir,
         reports_dir: a.reports_dir,

@@ -33,6 +33,23 @@ impl std::fmt::Debug for Token {
     }
 }
 
+/// The shortest token a web page of this binary takes (the status page, `/metrics`, the
+/// panel): a token anyone can guess in a few tries guards nothing.
+pub const MIN_WEB_TOKEN_BYTES: usize = 16;
+
+/// The longest token a web page takes.
+pub const MAX_WEB_TOKEN_BYTES: usize = 1024;
+
+/// What a web page's token must be, for messages.
+pub const WEB_TOKEN_RULE: &str = "16 to 1024 visible ASCII characters without spaces";
+
+/// `MIN_WEB_TOKEN_BYTES` to `MAX_WEB_TOKEN_BYTES` visible ASCII characters: what an
+/// `Authorization` header can carry, and long enough not to be guessed.
+pub fn web_token_usable(t: &str) -> bool {
+    (MIN_WEB_TOKEN_BYTES..=MAX_WEB_TOKEN_BYTES).contains(&t.len())
+        && t.bytes().all(|b| b.is_ascii_graphic())
+}
+
 pub const DIR_ENV: &str = "INGESTBENCH_SECRETS_DIR";
 
 /// The store's directory when no `--dir` is given.

@@ -1569,13 +1569,23 @@ fn watch(o: &Observability, s: &Slo, r: &mut Reader) {
 }
 
 fn observability(o: &Observability, r: &mut Reader) {
-    if let Some(p) = &o.prometheus
-        && p.parse::<std::net::SocketAddr>().is_err()
-    {
-        r.error(
-            "observability.prometheus",
-            format!("{p:?} is not a listen address such as 127.0.0.1:9464"),
-        );
+    if let Some(p) = &o.prometheus {
+        match p.parse::<std::net::SocketAddr>() {
+            Err(_) => r.error(
+                "observability.prometheus",
+                format!("{p:?} is not a listen address such as 127.0.0.1:9464"),
+            ),
+            // The status page's rules: beyond loopback only when allowed, and with a token.
+            Ok(a) if !a.ip().is_loopback() && !o.allow_remote => r.error(
+                "observability.prometheus",
+                format!("{a} is not a loopback address; /metrics tells anyone who asks what this run does, so set allow_remote: true (and dashboard_token_env) to serve it beyond this machine"),
+            ),
+            Ok(a) if !a.ip().is_loopback() && o.dashboard_token_env.is_none() => r.error(
+                "observability.dashboard_token_env",
+                format!("/metrics on {a} (beyond loopback) needs a token: name the environment variable that holds it"),
+            ),
+            Ok(_) => {}
+        }
     }
     if let Some(l) = &o.dashboard_listen {
         match l.parse::<std::net::SocketAddr>() {

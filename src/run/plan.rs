@@ -130,7 +130,8 @@ impl WatchPlan {
 #[derive(Clone, Debug, Default)]
 pub struct ServePlan {
     pub status: Option<StatusPlan>,
-    pub metrics: Option<SocketAddr>,
+    /// `/metrics`, under the status page's rules (and its token).
+    pub metrics: Option<StatusPlan>,
     /// Keep serving this long after the run ends.
     pub linger: Duration,
 }
@@ -1026,53 +1027,69 @@ fn serve_plan(cfg: &Config, ov: &Overrides) -> Result<ServePlan, SetupError> {
         }),
         (None, false) => None,
     };
-    let allow_remote = ov.allow_remote || o.allow_remote;
-    let status = match listen {
-        None => None,
-        Some(listen) => {
-            let var = ov
-                .status_token_env
-                .as_ref()
-                .or(o.dashboard_token_env.as_ref());
-            let token = match var {
-                Some(v) => Some(std::env::var(v).ok().filter(|t| !t.is_empty()).ok_or_else(
-                    || {
-                        SetupError::invalid(format!(
-                            "the status page's token variable {v} is not set"
-                        ))
-                    },
-                )?),
-                None => None,
-            };
-            if !listen.ip().is_loopback() {
-                if !allow_remote {
-                    return Err(SetupError::invalid(format!(
-                        "the status page would listen on {listen}, beyond loopback: it can steer the run, so give --allow-remote (observability.allow_remote) and a token"
-                    )));
-                }
-                if token.is_none() {
-                    return Err(SetupError::invalid(format!(
-                        "a status page on {listen} (beyond loopback) needs a token: --status-token-env VAR (observability.dashboard_token_env)"
-                    )));
-                }
-            }
-            Some(StatusPlan {
-                listen,
-                allow_remote,
-                token,
-            })
-        }
-    };
     let metrics = match (ov.prometheus, &o.prometheus) {
         (Some(a), _) => Some(a),
         (None, Some(p)) => Some(listen_addr("observability.prometheus", p)?),
         (None, None) => None,
     };
+    let allow_remote = ov.allow_remote || o.allow_remote;
+    // One token for both pages, read only when one is served.
+    let token = match (&listen, &metrics) {
+        (None, None) => None,
+        _ => web_token(ov, o)?,
+    };
+    let page = |what: &str, listen: SocketAddr| -> Result<StatusPlan, SetupError> {
+        if !listen.ip().is_loopback() {
+            if !allow_remote {
+                return Err(SetupError::invalid(format!(
+                    "{what} would listen on {listen}, beyond loopback: give --allow-remote (observability.allow_remote) and a token"
+                )));
+            }
+            if token.is_none() {
+                return Err(SetupError::invalid(format!(
+                    "{what} on {listen} (beyond loopback) needs a token: --status-token-env VAR (observability.dashboard_token_env)"
+                )));
+            }
+        }
+        Ok(StatusPlan {
+            listen,
+            allow_remote,
+            token: token.clone(),
+        })
+    };
     Ok(ServePlan {
-        status,
-        metrics,
+        status: listen.map(|l| page("the status page", l)).transpose()?,
+        metrics: metrics.map(|l| page("/metrics", l)).transpose()?,
         linger: ov.linger.unwrap_or(o.linger.0),
     })
+}
+
+/// The token of the status page and `/metrics`, from the variable the flag or the config
+/// names: set, and 16 to 1024 visible characters.
+fn web_token(
+    ov: &Overrides,
+    o: &crate::config::schema::Observability,
+) -> Result<Option<String>, SetupError> {
+    let Some(v) = ov
+        .status_token_env
+        .as_ref()
+        .or(o.dashboard_token_env.as_ref())
+    else {
+        return Ok(None);
+    };
+    let t = std::env::var(v)
+        .ok()
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            SetupError::invalid(format!("the status page's token variable {v} is not set"))
+        })?;
+    if !crate::config::secrets::web_token_usable(&t) {
+        return Err(SetupError::invalid(format!(
+            "the status page's token (in {v}) must be {}",
+            crate::config::secrets::WEB_TOKEN_RULE
+        )));
+    }
+    Ok(Some(t))
 }
 
 fn stop(w: &Workload) -> Result<Stop, SetupError> {

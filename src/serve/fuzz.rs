@@ -1,18 +1,26 @@
-//! The status page's and the panel's request handlers as fuzz targets (`crate::fuzzing` lists
-//! them). The input is a request as a client sends it: an HTTP/1.1 head, parsed with httparse
-//! into the `guard::Head` tiny_http's requests give, and the bytes after it as the body. It is
-//! answered by the real checks, routes and handlers (`status::answer_now`,
-//! `panel::answer_now`) and built into the response that would go out (`guard::response`),
-//! whose headers must then be sendable and carry the common rules. No socket, no server, no
-//! thread: the status page steers a fresh schedule of its own that no run follows, and the
-//! panel keeps its files in a directory of its own under the temporary directory (removed
-//! after each input) and never launches a run.
+//! The status page's and the panel's request handling as fuzz targets (`crate::fuzzing` lists
+//! them). The input is what a client sends on one connection: one request or several
+//! (pipelined), true or lying about its body's length. It goes through the front's own
+//! connection machine (`front::conn::Conn`: the head parsed and judged before any body is
+//! read, the body read up to the route's limit, the clock run out at the end of the input)
+//! to the real checks, routes and handlers (the `Service` of the status page and of the
+//! panel), and every answer written is parsed back. What must hold, whatever the bytes:
+//! every answer is well formed and carries the common rules (`check`); a handler never sees
+//! more body than its route's limit, and the connection never holds more than a head and
+//! that limit; the machine always ends; and the statuses answered do not depend on how the
+//! bytes arrive (all at once, or in pieces whose size the first byte picks). No socket, no
+//! server, no thread: the status page steers a fresh schedule of its own that no run
+//! follows, and the panel keeps its files in a directory of its own under the temporary
+//! directory (removed after each input) and never launches a run.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use super::guard::{self, Body, Head, Response, Verb};
+use super::front::conn::{Bodies, Conn};
+use super::front::{Service, wire};
+use super::guard::{self, Body, Head, Response};
 use super::{panel, status};
 use crate::engine::pacer::Profile;
 use crate::engine::schedule::{Control, ScheduleCell};
@@ -22,62 +30,149 @@ use crate::stats::snapshot::{RunInfo, Snapshot, SnapshotCell};
 /// The port the Host must name (`Host: 127.0.0.1:8080`, as the seeds say).
 pub const PORT: u16 = 8080;
 
-/// The most headers a request is parsed with.
-const MAX_HEADERS: usize = 64;
-
-/// `status::answer_now` on the request, its response checked.
+/// The status page's handling of a connection's bytes, its answers checked.
 pub fn status_request(data: &[u8]) {
-    if let Some(r) = status_response(data) {
-        check(&r);
-    }
+    let whole = drive(&Watched::new(status_ctx()), data, usize::MAX);
+    let pieces = drive(&Watched::new(status_ctx()), data, piece(data));
+    assert_eq!(whole, pieces, "the answers depend on how the bytes arrived");
 }
 
-/// `panel::answer_now` on the request, its response checked.
+/// The panel's handling of a connection's bytes, its answers checked.
 pub fn panel_request(data: &[u8]) {
-    if let Some(r) = panel_response(data) {
-        check(&r);
-    }
-}
-
-/// What the status page would send, or `None` when no handler would see the request.
-fn status_response(data: &[u8]) -> Option<Response> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let (head, body) = parse(data, &mut headers)?;
-    let ctx = status_ctx();
-    let reply = status::answer_now(&ctx, &head, body);
-    Some(guard::response(reply, ctx.csp()))
-}
-
-/// What the panel would send, or `None` when no handler would see the request (or its
-/// directory could not be made).
-fn panel_response(data: &[u8]) -> Option<Response> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let (head, body) = parse(data, &mut headers)?;
-    let scratch = Scratch::new()?;
-    let ctx = panel::Ctx::detached(&scratch.options(), Catalog::embedded()).ok()?;
-    let reply = panel::answer_now(&ctx, &head, body);
-    Some(guard::response(reply, guard::SELF_CSP))
-}
-
-/// The head and the bytes after it, as tiny_http hands a request on; `None` for what it
-/// answers itself or never passes on: an incomplete or malformed head, more headers than
-/// `MAX_HEADERS`, a header value that is not ASCII.
-fn parse<'b>(
-    data: &'b [u8],
-    headers: &'b mut [httparse::Header<'b>],
-) -> Option<(Head<'b>, &'b [u8])> {
-    let mut req = httparse::Request::new(headers);
-    let httparse::Status::Complete(used) = req.parse(data).ok()? else {
-        return None;
+    let run = |piece: usize| {
+        let scratch = Scratch::new()?;
+        let ctx = panel::Ctx::detached(&scratch.options(), Catalog::embedded()).ok()?;
+        Some(drive(&Watched::new(panel::Handler(ctx)), data, piece))
     };
-    let (method, path) = (req.method?, req.path?);
-    let mut pairs = Vec::with_capacity(req.headers.len());
-    for h in req.headers.iter() {
-        let value = std::str::from_utf8(h.value).ok().filter(|v| v.is_ascii())?;
-        pairs.push((h.name, value.trim()));
+    if let (Some(whole), Some(pieces)) = (run(usize::MAX), run(piece(data))) {
+        assert_eq!(whole, pieces, "the answers depend on how the bytes arrived");
     }
-    let head = Head::from_parts(Verb::named(method), path, pairs);
-    Some((head, data.get(used..).unwrap_or_default()))
+}
+
+/// The size of the pieces the bytes arrive in: 1 to 64, from the first byte.
+fn piece(data: &[u8]) -> usize {
+    data.first().map_or(1, |b| usize::from(*b % 64) + 1)
+}
+
+/// A service whose every answer is checked, and whose handler is never given more body than
+/// the limit its `admit` gave.
+struct Watched<S> {
+    inner: S,
+    limit: AtomicUsize,
+}
+
+impl<S: Service> Watched<S> {
+    fn new(inner: S) -> Watched<S> {
+        Watched {
+            inner,
+            limit: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl<S: Service> Service for Watched<S> {
+    type Route = S::Route;
+
+    fn admit(&self, head: &Head) -> Result<(S::Route, usize), Response> {
+        let judged = self.inner.admit(head);
+        match &judged {
+            Ok((_, max)) => self.limit.store(*max, Ordering::Relaxed),
+            Err(r) => check(r),
+        }
+        judged
+    }
+
+    fn answer(&self, route: S::Route, body: Vec<u8>) -> Response {
+        let max = self.limit.load(Ordering::Relaxed);
+        assert!(
+            body.len() <= max,
+            "a body of {} over its limit {max}",
+            body.len()
+        );
+        let r = self.inner.answer(route, body);
+        check(&r);
+        r
+    }
+}
+
+/// Feeds `data` to one connection in pieces of `piece` bytes (as much as it takes), answers
+/// each request at once, runs the clock out at the end, and gives the final statuses of the
+/// answers written, parsed back from the bytes.
+fn drive<S: Service>(svc: &S, data: &[u8], piece: usize) -> Vec<u16> {
+    let now = Instant::now();
+    let bodies = Bodies {
+        count: Arc::new(AtomicUsize::new(0)),
+        most: 8,
+    };
+    let most_held = wire::MAX_HEAD_BYTES + 1 + panel::MAX_BODY_BYTES;
+    let mut c: Conn<S::Route> = Conn::new(now);
+    let (mut at, mut out) = (0, Vec::new());
+    for _ in 0..data.len() + 64 {
+        let n = c.room().min(piece).min(data.len() - at);
+        c.received(data.get(at..at + n).unwrap_or_default());
+        at += n;
+        assert!(c.buffered() <= most_held, "{} bytes held", c.buffered());
+        let ready = c.advance(svc, &bodies, now);
+        let answered = ready.is_some();
+        if let Some(r) = ready {
+            let resp = svc.answer(r.route, r.body);
+            c.answered(&resp, now);
+        }
+        let written = c.pending().len();
+        out.extend_from_slice(c.pending());
+        c.wrote(written, now);
+        if c.closed() || c.lingering() {
+            break;
+        }
+        if n == 0 && !answered && written == 0 {
+            // Nothing more comes: the clock runs out.
+            c.expire(now + Duration::from_secs(3600));
+            out.extend_from_slice(c.pending());
+            break;
+        }
+    }
+    assert!(c.closed() || c.lingering() || at == data.len() || c.room() > 0);
+    assert_eq!(
+        bodies.count.load(Ordering::Relaxed),
+        usize::from(c.receiving_body())
+    );
+    statuses(&out)
+}
+
+/// The final statuses of the answers in `out`, each parsed as a client would.
+fn statuses(mut out: &[u8]) -> Vec<u16> {
+    let mut found = Vec::new();
+    while !out.is_empty() {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut r = httparse::Response::new(&mut headers);
+        let parsed = r.parse(out);
+        assert!(
+            matches!(parsed, Ok(httparse::Status::Complete(_))),
+            "an answer that does not parse: {:?}",
+            String::from_utf8_lossy(out)
+        );
+        let Ok(httparse::Status::Complete(n)) = parsed else {
+            return found;
+        };
+        let status = r.code.unwrap_or(0);
+        let len = r
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("Content-Length"))
+            .and_then(|h| std::str::from_utf8(h.value).ok()?.parse::<usize>().ok())
+            .or((status == 100).then_some(0));
+        assert!(len.is_some(), "a {status} without Content-Length");
+        let len = len.unwrap_or(0);
+        assert!(
+            out.len() >= n + len,
+            "an answer shorter than its Content-Length"
+        );
+        out = out.get(n + len..).unwrap_or_default();
+        if status != 100 {
+            found.push(status);
+        }
+    }
+    found
 }
 
 /// The status page's context: a loopback policy without a token on `PORT`, an empty
@@ -119,7 +214,8 @@ impl Scratch {
         Some(scratch)
     }
 
-    /// The panel's options: listening on 127.0.0.1:`PORT` without a token, the directories
+    /// The panel's options: listening on 127.0.0.1:`PORT` without a token (as asked), configs
+    /// held to the panel's default rules, the directories
     /// here, a secret store that does not exist.
     fn options(&self) -> panel::PanelOptions {
         let dir = |d: &str| Some(self.0.join(d));
@@ -127,6 +223,9 @@ impl Scratch {
             listen: std::net::SocketAddr::from(([127, 0, 0, 1], PORT)),
             allow_remote: false,
             token: None,
+            no_token: true,
+            allow_launch: false,
+            allow_env: Vec::new(),
             configs_dir: dir("configs"),
             scenarios_dir: dir("scenarios"),
             reports_dir: dir("reports"),
@@ -203,30 +302,38 @@ mod tests {
         seeds
     }
 
-    /// Every seed reaches a handler and gets the answer its name promises: the number it
-    /// starts with is the status (`000` when no handler sees it).
-    fn seeds_answer(target: &str, answer: fn(&[u8]) -> Option<Response>) {
+    /// The final statuses a connection sending `data` is answered with.
+    fn status_answers(data: &[u8]) -> Vec<u16> {
+        drive(&Watched::new(status_ctx()), data, usize::MAX)
+    }
+
+    fn panel_answers(data: &[u8]) -> Vec<u16> {
+        let scratch = Scratch::new().unwrap();
+        let ctx = panel::Ctx::detached(&scratch.options(), Catalog::embedded()).unwrap();
+        drive(&Watched::new(panel::Handler(ctx)), data, usize::MAX)
+    }
+
+    /// Every seed gets the answer its name promises: the number it starts with is the first
+    /// status answered (`000` when nothing is). Each is run as the fuzz target runs it too.
+    fn seeds_answer(target: &str, answers: fn(&[u8]) -> Vec<u16>, run: fn(&[u8])) {
         let seeds = corpus(target);
         assert!(seeds.len() >= 10, "{target}: {} seeds", seeds.len());
         for (name, bytes) in seeds {
             let want: u16 = name[..3].parse().unwrap();
-            let got = answer(&bytes);
-            if let Some(r) = &got {
-                check(r);
-            }
-            let status = got.map_or(0, |r| r.status);
-            assert_eq!(status, want, "{target}/{name}");
+            let got = answers(&bytes).first().copied().unwrap_or(0);
+            assert_eq!(got, want, "{target}/{name}");
+            run(&bytes);
         }
     }
 
     #[test]
     fn status_seeds_reach_the_handlers() {
-        seeds_answer("status_request", status_response);
+        seeds_answer("status_request", status_answers, status_request);
     }
 
     #[test]
     fn panel_seeds_reach_the_handlers() {
-        seeds_answer("panel_request", panel_response);
+        seeds_answer("panel_request", panel_answers, panel_request);
     }
 
     fn request(head: &str, body: &str) -> Vec<u8> {
@@ -234,40 +341,113 @@ mod tests {
         format!("{head}Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
     }
 
+    /// A request answered by the service itself, head parsed by the front's parser and the
+    /// rest of `data` as its body: the whole response, for what a status cannot show.
+    fn answer<S: Service>(svc: &S, data: &[u8]) -> Response {
+        let mut headers = [httparse::EMPTY_HEADER; wire::MAX_HEADERS];
+        let wire::Parsed::Done(req) = wire::parse(data, &mut headers) else {
+            panic!("not a request")
+        };
+        match svc.admit(&req.head) {
+            Ok((route, _)) => svc.answer(route, data[req.head_len..].to_vec()),
+            Err(r) => r,
+        }
+    }
+
     #[test]
     fn status_answers_as_the_server_does() {
         let get = |path: &str, host: &str| {
             let r = request(&format!("GET {path} HTTP/1.1\nHost: {host}\n"), "");
-            status_response(&r).unwrap()
+            status_answers(&r)
         };
-        let page = get("/", "127.0.0.1:8080");
+        let page = answer(
+            &status_ctx(),
+            b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n",
+        );
         assert_eq!(page.status, 200);
         let csp = page
             .headers
             .iter()
             .find(|(n, _)| *n == "Content-Security-Policy");
         assert!(csp.unwrap().1.contains("'sha256-"));
-        assert_eq!(get("/status.json", "localhost:8080").status, 200);
-        assert_eq!(get("/", "evil.example:8080").status, 403);
-        assert_eq!(get("/", "127.0.0.1:8081").status, 403);
-        // A body is read only for a control action: a GET's trailing bytes change nothing.
+        assert_eq!(get("/status.json", "localhost:8080"), [200]);
+        assert_eq!(get("/", "evil.example:8080"), [403]);
+        assert_eq!(get("/", "127.0.0.1:8081"), [403]);
+        // A GET takes no body: one declared is refused unread.
         let big = "x".repeat(status::MAX_BODY_BYTES + 1);
         let r = request("GET /status.json HTTP/1.1\nHost: 127.0.0.1:8080\n", &big);
-        assert_eq!(status_response(&r).unwrap().status, 200);
+        assert_eq!(status_answers(&r), [413]);
         let post = |path: &str, body: &str| {
             let head = format!(
                 "POST {path} HTTP/1.1\nHost: 127.0.0.1:8080\nContent-Type: application/json\n"
             );
-            status_response(&request(&head, body)).unwrap()
+            status_answers(&request(&head, body))
         };
-        assert_eq!(post("/control/rate", &big).status, 413);
-        assert_eq!(post("/control/pause", "{}").status, 200);
-        assert_eq!(post("/control/rate", r#"{"eps": 0}"#).status, 400);
-        assert_eq!(post("/control/resume", "").status, 409);
-        assert_eq!(post("/control/stop", "{}").status, 200);
-        // Not passed on by tiny_http: no answer here either.
-        assert!(status_response(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n").is_none());
-        assert!(status_response(b"GET / HTTP/1.1\r\nX: \xc3\xa9\r\n\r\n").is_none());
+        assert_eq!(post("/control/rate", &big), [413]);
+        assert_eq!(post("/control/rate", r#"{"eps": 0}"#), [400]);
+        // One connection, pipelined: pause, pause again (409), resume, stop.
+        let ctl = |path: &str| {
+            request(
+                &format!(
+                    "POST {path} HTTP/1.1\nHost: 127.0.0.1:8080\nContent-Type: application/json\n"
+                ),
+                "{}",
+            )
+        };
+        let piped = [
+            ctl("/control/pause"),
+            ctl("/control/pause"),
+            ctl("/control/resume"),
+            ctl("/control/stop"),
+        ]
+        .concat();
+        assert_eq!(status_answers(&piped), [200, 409, 200, 200]);
+        // Not a request yet: nothing until the clock runs out.
+        assert_eq!(
+            status_answers(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"),
+            [408]
+        );
+        assert_eq!(
+            status_answers(b"GET / HTTP/1.1\r\nX: \xc3\xa9\r\n\r\n"),
+            [400]
+        );
+    }
+
+    #[test]
+    fn declared_lengths_that_lie_are_refused_before_a_body_is_read() {
+        let post = |lengths: &[&str], body: &str| {
+            let mut head = String::from(
+                "POST /control/rate HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n",
+            );
+            for l in lengths {
+                head += &format!("Content-Length: {l}\r\n");
+            }
+            status_answers(format!("{head}\r\n{body}").as_bytes())
+        };
+        let body = r#"{"eps": 5}"#;
+        assert_eq!(post(&["10"], body), [200]);
+        for huge in [
+            "1000000000000",
+            "18446744073709551615",
+            "99999999999999999999999999",
+        ] {
+            assert_eq!(post(&[huge], body), [413], "{huge}");
+        }
+        assert_eq!(post(&["4097"], body), [413]);
+        assert_eq!(post(&["10", "10"], body), [400]);
+        assert_eq!(post(&["-1"], body), [400]);
+        assert_eq!(post(&["0x0a"], body), [400]);
+        // Longer than sent: the body never completes, 408 when the clock runs out.
+        assert_eq!(post(&["11"], body), [408]);
+        // Shorter than sent: the rest is the next request, which never ends (408).
+        assert_eq!(post(&["9"], body), [400, 408]);
+        let chunked = "POST /control/rate HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n";
+        assert_eq!(status_answers(chunked.as_bytes()), [411]);
+        let expect = "POST /control/rate HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 1000000\r\n\r\n";
+        assert_eq!(status_answers(expect.as_bytes()), [413]);
+        // Refused by its head (the Host) before its length is even looked at.
+        let rebound = "POST /control/rate HTTP/1.1\r\nHost: evil.example:8080\r\nContent-Length: 1000000000000\r\n\r\n";
+        assert_eq!(status_answers(rebound.as_bytes()), [403]);
     }
 
     #[test]
@@ -275,14 +455,12 @@ mod tests {
         let scratch = Scratch::new().unwrap();
         let root = scratch.path().to_path_buf();
         let ctx = panel::Ctx::detached(&scratch.options(), Catalog::embedded()).unwrap();
+        let handler = panel::Handler(ctx.clone());
         let send = |method: &str, path: &str, body: &str| {
             let head = format!(
                 "{method} {path} HTTP/1.1\nHost: 127.0.0.1:8080\nContent-Type: application/json\n"
             );
-            let data = request(&head, body);
-            let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-            let (head, body) = parse(&data, &mut headers).unwrap();
-            panel::answer_now(&ctx, &head, body)
+            answer(&handler, &request(&head, body))
         };
         let config = "schema_version: \"1.0\"\nname: fz\ntarget:\n  adapter: lphc\n  url: \
                       http://127.0.0.1:9/\nsource:\n  id: aws.cloudtrail\nworkload:\n  \
@@ -313,7 +491,26 @@ mod tests {
         assert_eq!(out.status, 400);
         // Over 1 MiB: refused (a seed this long would be cut short by libFuzzer's length cap).
         let big = "x".repeat(panel::MAX_BODY_BYTES + 1);
-        assert_eq!(send("POST", "/api/configs/validate", &big).status, 413);
+        let head = "POST /api/configs/validate HTTP/1.1\nHost: 127.0.0.1:8080\nContent-Type: application/json\n";
+        assert_eq!(
+            drive(
+                &Watched::new(panel::Handler(ctx.clone())),
+                &request(head, &big),
+                usize::MAX
+            ),
+            [413]
+        );
+        // A DELETE takes no body, but one as small as fetch sends is read and ignored.
+        let del = "DELETE /api/configs/fz.yaml HTTP/1.1\nHost: 127.0.0.1:8080\nContent-Type: application/json\n";
+        let watched = Watched::new(panel::Handler(ctx.clone()));
+        assert_eq!(drive(&watched, &request(del, "{}"), usize::MAX), [200]);
+        assert!(!root.join("configs/fz.yaml").exists());
+        assert_eq!(
+            drive(&watched, &request(del, &"x".repeat(2000)), usize::MAX),
+            [413]
+        );
+        drop(watched);
+        drop(handler);
         drop(ctx);
         drop(scratch);
         assert!(!root.exists());

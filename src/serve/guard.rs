@@ -6,31 +6,26 @@
 //! every answer is `no-store`, `nosniff`, unframeable, and a page runs under a CSP that allows
 //! only its own inline script and style (by hash) and fetches to itself.
 //!
-//! A request's `Head` and body are read the same from a tiny_http request or from bytes
-//! (`Head::from_parts`, `BodySource`, `read_body`), and an answer is built (`response`) apart
-//! from writing it (`respond`), so the fuzz targets run these rules with no socket.
+//! A request's `Head` is built from its parts (`Head::from_parts`: the front's parser and the
+//! fuzz targets alike), and an answer is built (`response`) apart from writing it (the
+//! front's `wire::write`), so these rules run the same with and without a socket.
 
-use std::io::{self, Read};
-use std::net::{SocketAddr, TcpListener};
-use std::time::Duration;
+use std::net::SocketAddr;
 
 use base64::Engine;
-use tiny_http::{Header, Request};
 
-/// The longest token taken.
-pub const MAX_TOKEN_BYTES: usize = 1024;
+pub use crate::config::secrets::{
+    MAX_WEB_TOKEN_BYTES as MAX_TOKEN_BYTES, MIN_WEB_TOKEN_BYTES as MIN_TOKEN_BYTES,
+    WEB_TOKEN_RULE as TOKEN_RULE, web_token_usable as token_is_usable,
+};
 
-/// 1 to `MAX_TOKEN_BYTES` visible ASCII characters: what an `Authorization` header can carry.
-pub fn token_is_usable(t: &str) -> bool {
-    (1..=MAX_TOKEN_BYTES).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_graphic())
-}
-
-/// Binds the listener; accepted connections inherit its send timeout (Linux copies
-/// `SO_SNDTIMEO`), so a client that does not read cannot hold a serving thread for long.
-pub fn bind(addr: SocketAddr, send_timeout: Duration) -> io::Result<TcpListener> {
-    let listener = TcpListener::bind(addr)?;
-    socket2::SockRef::from(&listener).set_write_timeout(Some(send_timeout))?;
-    Ok(listener)
+/// A new random token: 24 bytes from the system's random source, as 48 hex digits; `None`
+/// when the system has no random bytes to give.
+pub fn generate_token() -> Option<String> {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 24];
+    ring::rand::SystemRandom::new().fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Why a page may not listen where asked, by the token rules.
@@ -73,31 +68,8 @@ pub fn page_url(addr: SocketAddr) -> String {
     format!("http://{shown}/")
 }
 
-/// Stops a page's serving threads: sets `stop`, unblocks each, and joins those that end
-/// within `wait` (a thread stuck writing to a client is left to its send timeout).
-pub fn stop_serving(
-    server: &tiny_http::Server,
-    stop: &std::sync::atomic::AtomicBool,
-    threads: Vec<std::thread::JoinHandle<()>>,
-    wait: Duration,
-) {
-    stop.store(true, std::sync::atomic::Ordering::Release);
-    for _ in 0..threads.len() {
-        server.unblock();
-    }
-    let deadline = std::time::Instant::now() + wait;
-    for t in threads {
-        while !t.is_finished() && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        if t.is_finished() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// One of a limited number of places for a request answered on a thread of its own (one
-/// that reads a body, which a client can stall); given back when dropped.
+/// One of a limited number of places (a request body being received); given back when
+/// dropped.
 pub struct Slot(std::sync::Arc<std::sync::atomic::AtomicUsize>);
 
 impl Slot {
@@ -138,6 +110,9 @@ pub enum Body {
     Script,
     Style,
     Csv,
+    Text,
+    /// Prometheus's text exposition format 0.0.4.
+    Exposition,
 }
 
 impl Body {
@@ -148,6 +123,9 @@ impl Body {
             Body::Script => "text/javascript; charset=utf-8",
             Body::Style => "text/css; charset=utf-8",
             Body::Csv => "text/csv; charset=utf-8",
+            Body::Text => "text/plain; charset=utf-8",
+            // Semicolons: Prometheus 3 refuses `version=0.0.4, charset`.
+            Body::Exposition => "text/plain; version=0.0.4; charset=utf-8",
         }
     }
 }
@@ -238,25 +216,6 @@ pub fn response(reply: Reply, page_csp: &str) -> Response {
         headers,
         body: reply.body,
     }
-}
-
-/// Writes the answer on the request's connection (a header tiny_http cannot carry is left
-/// out). A client gone meanwhile is not an error worth more than dropping the answer.
-pub fn respond(req: Request, r: Response) {
-    let mut resp = tiny_http::Response::from_data(r.body)
-        .with_status_code(r.status)
-        .with_chunked_threshold(usize::MAX);
-    for (name, value) in &r.headers {
-        if let Ok(h) = Header::from_bytes(name.as_bytes(), value.as_bytes()) {
-            resp.add_header(h);
-        }
-    }
-    let _ = req.respond(resp);
-}
-
-/// Writes the answer with the headers every answer carries.
-pub fn send(req: Request, reply: Reply, page_csp: &str) {
-    respond(req, response(reply, page_csp));
 }
 
 /// The policy of a page whose script and style are files of this server (the panel).
@@ -362,15 +321,6 @@ pub struct Head<'a> {
 }
 
 impl<'a> Head<'a> {
-    /// The head of a tiny_http request.
-    pub fn of(req: &'a Request) -> Head<'a> {
-        let headers = req
-            .headers()
-            .iter()
-            .map(|h| (h.field.as_str().as_str(), h.value.as_str()));
-        Head::from_parts(Verb::named(req.method().as_str()), req.url(), headers)
-    }
-
     /// The head of a request given as its verb, its target (path and query) and its headers
     /// as (name, value) pairs; names are matched without regard to case.
     pub fn from_parts(
@@ -405,53 +355,8 @@ impl<'a> Head<'a> {
     }
 }
 
-/// Where a request's body is read from: a tiny_http request, or bytes (the fuzz targets').
-pub trait BodySource {
-    /// The length the request declares (`Content-Length`), when it declares one.
-    fn declared_len(&self) -> Option<usize>;
-    fn reader(&mut self) -> &mut dyn Read;
-}
-
-impl BodySource for Request {
-    fn declared_len(&self) -> Option<usize> {
-        self.body_length()
-    }
-
-    fn reader(&mut self) -> &mut dyn Read {
-        self.as_reader()
-    }
-}
-
-impl BodySource for &[u8] {
-    fn declared_len(&self) -> Option<usize> {
-        Some(self.len())
-    }
-
-    fn reader(&mut self) -> &mut dyn Read {
-        self
-    }
-}
-
-/// Reads a body of at most `max` bytes: one declared longer is refused before a byte is read
-/// (413), one that turns out longer after `max + 1` bytes (413), a read that fails is a 400.
-pub fn read_body(src: &mut impl BodySource, max: usize) -> Result<Vec<u8>, Reply> {
-    let too_large = || Reply::error(413, &format!("the request body is over {}", shown(max)));
-    if src.declared_len().is_some_and(|n| n > max) {
-        return Err(too_large());
-    }
-    let mut body = Vec::new();
-    src.reader()
-        .take(max as u64 + 1)
-        .read_to_end(&mut body)
-        .map_err(|_| Reply::error(400, "the request body could not be read"))?;
-    if body.len() > max {
-        return Err(too_large());
-    }
-    Ok(body)
-}
-
 /// A byte count for a person: `4 KiB`, `1 MiB`, or `N bytes`.
-fn shown(n: usize) -> String {
+pub fn shown(n: usize) -> String {
     match n {
         n if n >= 1 << 20 && n.is_multiple_of(1 << 20) => format!("{} MiB", n >> 20),
         n if n >= 1 << 10 && n.is_multiple_of(1 << 10) => format!("{} KiB", n >> 10),
@@ -788,16 +693,21 @@ mod tests {
     }
 
     #[test]
-    fn bodies_are_bounded() {
-        let read = |b: &[u8], max| read_body(&mut { b }, max).map_err(|r| r.status);
-        assert_eq!(read(b"", 4), Ok(Vec::new()));
-        assert_eq!(read(b"four", 4), Ok(b"four".to_vec()));
-        assert_eq!(read(b"five!", 4), Err(413));
-        let over = read_body(&mut { &[0u8; 4097][..] }, 4096).unwrap_err();
-        assert!(String::from_utf8_lossy(&over.body).contains("over 4 KiB"));
-        let over = read_body(&mut { &[0u8; (1 << 20) + 1][..] }, 1 << 20).unwrap_err();
-        assert!(String::from_utf8_lossy(&over.body).contains("over 1 MiB"));
+    fn sizes_for_a_person() {
+        assert_eq!(shown(4096), "4 KiB");
+        assert_eq!(shown(1 << 20), "1 MiB");
         assert_eq!(shown(1000), "1000 bytes");
+    }
+
+    #[test]
+    fn tokens_are_long_enough_and_generated_ones_are() {
+        assert!(!token_is_usable("x"));
+        assert!(!token_is_usable("0123456789abcde"));
+        assert!(token_is_usable("0123456789abcdef"));
+        assert!(!token_is_usable("0123456789abcde f"));
+        assert!(!token_is_usable(&"a".repeat(MAX_TOKEN_BYTES + 1)));
+        let (a, b) = (generate_token().unwrap(), generate_token().unwrap());
+        assert!(token_is_usable(&a) && a.len() == 48 && a != b);
     }
 
     #[test]

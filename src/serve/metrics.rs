@@ -2,9 +2,12 @@
 //! in the text exposition format 0.0.4: one family per quantity, prefixed `ingestbench_`, in
 //! base units (`_seconds`, `_bytes`), counters ending `_total`, build metadata as `_info`,
 //! HELP and TYPE once before each family's samples, label values escaped, latency as
-//! cumulative `le` buckets ending in `+Inf` equal to `_count`. `MetricsServer` serves it with
-//! tiny_http on a thread of its own and reads nothing but the latest snapshot of a
-//! `SnapshotCell`. docs/report.md ("Prometheus metrics") lists every family.
+//! cumulative `le` buckets ending in `+Inf` equal to `_count`. `MetricsServer` serves it
+//! behind `serve::front` and reads nothing but the latest snapshot of a `SnapshotCell`,
+//! under the status page's rules (`guard`): loopback unless remote access is allowed, and
+//! then only with a token (`Authorization: Bearer`, which Prometheus's `authorization`
+//! scrape setting sends); the Host must name this server; no cross-site request; GET only.
+//! docs/report.md ("Prometheus metrics") lists every family.
 //!
 //! Rendering appends to a caller's reused `String` with `std::fmt::Write`: no serde, no
 //! allocation per sample beyond the string growing.
@@ -14,11 +17,10 @@ use std::fmt::{self, Write as _};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tiny_http::{Header, Method, Request, Response, Server, StatusCode};
+use super::front::{self, Limits, Server, Service};
+use super::guard::{self, Body, Head, Policy, Refusal, Reply, Response, Verb};
 
 use crate::stats::snapshot::{
     Buckets, RunState, ScenarioNow, Snapshot, SnapshotCell, Stored, WatchedNow, WatchedProcess,
@@ -30,11 +32,16 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// What `GET /` answers.
 const INDEX: &str = "ingestbench: Prometheus metrics of this run are at /metrics\n";
 
-/// How long the serving thread waits for a request before it looks at the stop flag.
-const POLL: Duration = Duration::from_millis(100);
-
-/// How long `shutdown` waits for the serving thread to end.
+/// How long `shutdown` waits for the serving threads to end.
 const JOIN_WAIT: Duration = Duration::from_secs(2);
+
+/// What the front takes at once: one handler (a scrape renders in well under a millisecond),
+/// no request bodies.
+const LIMITS: Limits = Limits {
+    threads: 1,
+    connections: 256,
+    bodies: 1,
+};
 
 /// Which build renders the `ingestbench_build_info` sample.
 struct Build<'a> {
@@ -510,21 +517,75 @@ fn float(out: &mut String, v: f64) {
     }
 }
 
-/// Why the metrics server could not start.
+/// Where and how to serve `/metrics`: the status page's rules.
+#[derive(Clone)]
+pub struct MetricsOptions {
+    pub listen: SocketAddr,
+    /// Allow a non-loopback `listen` (then a token is required).
+    pub allow_remote: bool,
+    /// When set, `/metrics` must be asked for with `Authorization: Bearer <token>`.
+    pub token: Option<String>,
+}
+
+impl MetricsOptions {
+    /// Loopback rules without a token, on `listen`.
+    pub fn local(listen: SocketAddr) -> MetricsOptions {
+        MetricsOptions {
+            listen,
+            allow_remote: false,
+            token: None,
+        }
+    }
+}
+
+impl fmt::Debug for MetricsOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MetricsOptions")
+            .field("listen", &self.listen)
+            .field("allow_remote", &self.allow_remote)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+/// Why the metrics server could not start. No message holds the token.
 #[derive(Debug)]
 pub enum MetricsError {
+    /// Not a loopback address, and remote access was not allowed.
+    NotLoopback { addr: SocketAddr },
+    /// Reachable from other machines, and no token was given.
+    NoToken { addr: SocketAddr },
+    /// The token is too short, too long or holds a character a header cannot carry.
+    BadToken { addr: SocketAddr },
     /// The address could not be bound (in use, not on this host, no permission).
     Bind {
         addr: SocketAddr,
         source: Box<dyn Error + Send + Sync + 'static>,
     },
-    /// The serving thread could not be started.
+    /// The serving threads could not be started.
     Thread { addr: SocketAddr, source: io::Error },
 }
 
 impl fmt::Display for MetricsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            MetricsError::NotLoopback { addr } => write!(
+                f,
+                "/metrics on {addr}: not a loopback address; it tells anyone who asks what this \
+                 run does, so it listens on 127.0.0.1 unless remote access is allowed \
+                 (--allow-remote, observability.allow_remote) with a token"
+            ),
+            MetricsError::NoToken { addr } => write!(
+                f,
+                "/metrics on {addr} can be reached from other machines, so it needs a token \
+                 (--status-token-env VAR, observability.dashboard_token_env; Prometheus sends \
+                 it with `authorization: {{credentials_file: …}}`)"
+            ),
+            MetricsError::BadToken { addr } => write!(
+                f,
+                "/metrics on {addr}: the token must be {}",
+                guard::TOKEN_RULE
+            ),
             MetricsError::Bind { addr, source } => {
                 write!(f, "cannot serve /metrics on {addr}: {source}")
             }
@@ -540,43 +601,54 @@ impl Error for MetricsError {
         match self {
             MetricsError::Bind { source, .. } => Some(source.as_ref()),
             MetricsError::Thread { source, .. } => Some(source),
+            _ => None,
         }
     }
 }
 
-/// `/metrics` (and a pointer to it at `/`) served on a thread of its own.
+/// `/metrics` (and a pointer to it at `/`) served behind the front.
 pub struct MetricsServer {
     addr: SocketAddr,
-    server: Arc<Server>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    server: Option<Server>,
 }
 
 impl MetricsServer {
-    /// Listens on `addr` (port 0 picks a free port) and serves the latest of `snapshots`.
+    /// Checks the options, listens on `opts.listen` (port 0 picks a free port) and serves
+    /// the latest of `snapshots`.
     pub fn start(
-        addr: SocketAddr,
+        opts: MetricsOptions,
         snapshots: Arc<SnapshotCell>,
     ) -> Result<MetricsServer, MetricsError> {
-        let server = Server::http(addr).map_err(|source| MetricsError::Bind { addr, source })?;
-        let server = Arc::new(server);
-        let bound = server.server_addr().to_ip().unwrap_or(addr);
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (server, stop) = (server.clone(), stop.clone());
-            std::thread::Builder::new()
-                .name("ingestbench-metrics".into())
-                .spawn(move || serve(&server, &snapshots, &stop))
-                .map_err(|source| MetricsError::Thread {
+        let addr = opts.listen;
+        let token = guard::listen_token(addr, opts.allow_remote, opts.token.as_deref()).map_err(
+            |r| match r {
+                guard::TokenRule::NotLoopback => MetricsError::NotLoopback { addr },
+                guard::TokenRule::NoToken => MetricsError::NoToken { addr },
+                guard::TokenRule::BadToken => MetricsError::BadToken { addr },
+            },
+        )?;
+        let bind_error = |e: io::Error| MetricsError::Bind {
+            addr,
+            source: Box::new(e),
+        };
+        let listener = front::bind(addr).map_err(bind_error)?;
+        let bound = listener.local_addr().map_err(bind_error)?;
+        let policy = Policy {
+            port: bound.port(),
+            loopback: bound.ip().is_loopback(),
+            token,
+        };
+        let svc = Arc::new(Scrapes { policy, snapshots });
+        let server =
+            Server::start("ingestbench-metrics", listener, svc, LIMITS).map_err(|source| {
+                MetricsError::Thread {
                     addr: bound,
                     source,
-                })?
-        };
+                }
+            })?;
         Ok(MetricsServer {
             addr: bound,
-            server,
-            stop,
-            thread: Some(thread),
+            server: Some(server),
         })
     }
 
@@ -585,111 +657,70 @@ impl MetricsServer {
         self.addr
     }
 
-    /// Stops serving: wakes the thread, waits for it (at most 2 s; a thread still writing
-    /// to a stalled client is left to finish on its own) and closes the listener.
+    /// Stops serving: waits for the threads (at most 2 s) and closes the listener.
     pub fn shutdown(mut self) {
-        self.signal_stop();
-        let Some(thread) = self.thread.take() else {
-            return;
-        };
-        let deadline = Instant::now() + JOIN_WAIT;
-        while !thread.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
+        if let Some(s) = self.server.take() {
+            s.shutdown(JOIN_WAIT);
         }
-        if thread.is_finished() {
-            let _ = thread.join();
-        }
-    }
-
-    fn signal_stop(&self) {
-        self.stop.store(true, Ordering::Release);
-        self.server.unblock();
     }
 }
 
-/// A server dropped without `shutdown` still stops, within one poll, without waiting.
-impl Drop for MetricsServer {
-    fn drop(&mut self) {
-        self.signal_stop();
-    }
-}
-
-/// The serving loop: one request at a time, the rendering buffer reused.
-fn serve(server: &Server, snapshots: &SnapshotCell, stop: &AtomicBool) {
-    let mut body = String::with_capacity(16 * 1024);
-    while !stop.load(Ordering::Acquire) {
-        match server.recv_timeout(POLL) {
-            Ok(Some(req)) => answer(req, snapshots, &mut body),
-            Ok(None) => {}
-            // An accept failure (such as too many open files): wait a little, go on.
-            Err(_) => std::thread::sleep(POLL),
-        }
-    }
+/// What the handler reads: the rules and the snapshots.
+struct Scrapes {
+    policy: Policy,
+    snapshots: Arc<SnapshotCell>,
 }
 
 /// What a request asks, decided from its method and path alone.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 enum Route {
     Metrics,
     Index,
-    NotFound,
-    NotAllowed,
 }
 
-fn route(method: &Method, url: &str) -> Route {
-    let path = url.split(['?', '#']).next().unwrap_or("");
-    match (method, path) {
-        (Method::Get, "/metrics") => Route::Metrics,
-        (Method::Get, "/") => Route::Index,
-        (Method::Get, _) => Route::NotFound,
-        _ => Route::NotAllowed,
-    }
-}
+impl Service for Scrapes {
+    type Route = Route;
 
-/// Answers one request. A client that went away is not an error worth reporting.
-fn answer(req: Request, snapshots: &SnapshotCell, body: &mut String) {
-    let _ = match route(req.method(), req.url()) {
-        Route::Metrics => {
-            body.clear();
-            render(&snapshots.latest(), body);
-            respond(req, 200, CONTENT_TYPE, body.as_bytes(), None)
+    /// Host first, then the route and method, then (for `/metrics`) the token and Fetch
+    /// Metadata. No route takes a body.
+    fn admit(&self, head: &Head) -> Result<(Route, usize), Response> {
+        let refused = |r: Refusal| guard::response(r.reply(), "");
+        guard::check_host(head, &self.policy).map_err(refused)?;
+        let route = route(head.verb, head.path).map_err(refused)?;
+        if route == Route::Metrics {
+            guard::check_request(head, &self.policy).map_err(refused)?;
         }
-        Route::Index => respond(
-            req,
-            200,
-            "text/plain; charset=utf-8",
-            INDEX.as_bytes(),
-            None,
-        ),
-        Route::NotFound => respond(req, 404, "text/plain; charset=utf-8", b"not found\n", None),
-        Route::NotAllowed => respond(
-            req,
-            405,
-            "text/plain; charset=utf-8",
-            b"method not allowed\n",
-            Some("GET"),
-        ),
-    };
-}
-
-fn respond(
-    req: Request,
-    status: u16,
-    content_type: &str,
-    body: &[u8],
-    allow: Option<&str>,
-) -> io::Result<()> {
-    let mut headers = Vec::with_capacity(2);
-    headers.extend(header("Content-Type", content_type));
-    if let Some(methods) = allow {
-        headers.extend(header("Allow", methods));
+        Ok((route, 0))
     }
-    let resp = Response::new(StatusCode(status), headers, body, Some(body.len()), None);
-    req.respond(resp)
+
+    fn answer(&self, route: Route, _body: Vec<u8>) -> Response {
+        let reply = match route {
+            Route::Metrics => {
+                let mut body = String::with_capacity(16 * 1024);
+                render(&self.snapshots.latest(), &mut body);
+                Reply::of(200, Body::Exposition, body.into_bytes())
+            }
+            Route::Index => Reply::of(200, Body::Text, INDEX.as_bytes().to_vec()),
+        };
+        guard::response(reply, "")
+    }
 }
 
-fn header(field: &str, value: &str) -> Option<Header> {
-    Header::from_bytes(field.as_bytes(), value.as_bytes()).ok()
+fn route(verb: Verb, url: &str) -> Result<Route, Refusal> {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let route = match path {
+        "/metrics" => Route::Metrics,
+        "/" => Route::Index,
+        _ => return Err(Refusal::new(404, "not found")),
+    };
+    if verb != Verb::Get {
+        return Err(Refusal {
+            status: 405,
+            message: "method not allowed",
+            allow: Some("GET"),
+        });
+    }
+    Ok(route)
 }
 
 #[cfg(test)]
@@ -961,12 +992,96 @@ mod tests {
 
     #[test]
     fn routes() {
-        assert_eq!(route(&Method::Get, "/metrics"), Route::Metrics);
-        assert_eq!(route(&Method::Get, "/metrics?x=1"), Route::Metrics);
-        assert_eq!(route(&Method::Get, "/"), Route::Index);
-        assert_eq!(route(&Method::Get, "/metricsx"), Route::NotFound);
-        assert_eq!(route(&Method::Post, "/metrics"), Route::NotAllowed);
-        assert_eq!(route(&Method::Head, "/metrics"), Route::NotAllowed);
+        let status = |v, p| route(v, p).map_err(|r| r.status);
+        assert_eq!(status(Verb::Get, "/metrics"), Ok(Route::Metrics));
+        assert_eq!(status(Verb::Get, "/metrics?x=1"), Ok(Route::Metrics));
+        assert_eq!(status(Verb::Get, "/"), Ok(Route::Index));
+        assert_eq!(status(Verb::Get, "/metricsx"), Err(404));
+        assert_eq!(status(Verb::Post, "/metrics"), Err(405));
+        assert_eq!(status(Verb::Other, "/metrics"), Err(405));
+    }
+
+    #[test]
+    fn scrapes_obey_the_status_page_rules() {
+        let cell = SnapshotCell::new(fixed());
+        let local = Scrapes {
+            policy: guard::local(9464),
+            snapshots: cell.clone(),
+        };
+        let head = |host, auth| Head {
+            verb: Verb::Get,
+            path: "/metrics",
+            host: guard::Field::One(host),
+            origin: guard::Field::Absent,
+            fetch_site: guard::Field::Absent,
+            content_type: guard::Field::Absent,
+            authorization: auth,
+        };
+        let status = |s: &Scrapes, h| s.admit(&h).map(|r| r.1).map_err(|r| r.status);
+        assert_eq!(
+            status(&local, head("127.0.0.1:9464", guard::Field::Absent)),
+            Ok(0)
+        );
+        assert_eq!(
+            status(&local, head("evil.example:9464", guard::Field::Absent)),
+            Err(403)
+        );
+        let tokened = Scrapes {
+            policy: Policy {
+                port: 9464,
+                loopback: false,
+                token: Some(b"0123456789abcdef".to_vec()),
+            },
+            snapshots: cell,
+        };
+        assert_eq!(
+            status(&tokened, head("10.0.0.1:9464", guard::Field::Absent)),
+            Err(401)
+        );
+        let auth = guard::Field::One("Bearer 0123456789abcdef");
+        assert_eq!(status(&tokened, head("10.0.0.1:9464", auth)), Ok(0));
+        let r = tokened.answer(Route::Metrics, Vec::new());
+        assert_eq!(r.status, 200);
+        assert!(
+            r.headers
+                .iter()
+                .any(|(n, v)| *n == "Content-Type" && v == CONTENT_TYPE)
+        );
+    }
+
+    #[test]
+    fn remote_listening_needs_allow_remote_and_a_long_token() {
+        let cell = SnapshotCell::new(fixed());
+        let opts = |listen: &str, allow_remote, token: Option<&str>| MetricsOptions {
+            listen: listen.parse().unwrap(),
+            allow_remote,
+            token: token.map(String::from),
+        };
+        let err = |o| {
+            MetricsServer::start(o, cell.clone())
+                .err()
+                .map(|e| e.to_string())
+        };
+        assert!(
+            err(opts("0.0.0.0:0", false, None))
+                .unwrap()
+                .contains("not a loopback")
+        );
+        assert!(
+            err(opts("0.0.0.0:0", true, None))
+                .unwrap()
+                .contains("needs a token")
+        );
+        assert!(
+            err(opts("0.0.0.0:0", true, Some("short")))
+                .unwrap()
+                .contains("16 to 1024")
+        );
+        assert!(
+            err(opts("127.0.0.1:0", false, Some("short")))
+                .unwrap()
+                .contains("16 to 1024")
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Serving a running load test over HTTP (tiny_http), reading only the snapshots the
+//! Serving a running load test over HTTP (behind `front`, the one HTTP/1.1 front of every
+//! page this binary serves), reading only the snapshots the
 //! coordinator publishes and steering only through `run::Control`: `metrics` is the
 //! Prometheus `/metrics` endpoint, `status` the status page, `panel` the control panel of
 //! `ingestbench serve` (which starts runs itself); `guard` holds the security rules they all
@@ -9,6 +10,7 @@
 //! final figures.
 
 pub mod files;
+pub mod front;
 pub mod fuzz;
 pub mod guard;
 pub mod metrics;
@@ -49,10 +51,17 @@ impl Live {
             ),
             None => None,
         };
-        let metrics = match plan.metrics {
-            Some(addr) => Some(
-                metrics::MetricsServer::start(addr, snapshots.clone())
-                    .map_err(|e| SetupError::Io(format!("metrics: {e}")))?,
+        let metrics = match &plan.metrics {
+            Some(mp) => Some(
+                metrics::MetricsServer::start(
+                    metrics::MetricsOptions {
+                        listen: mp.listen,
+                        allow_remote: mp.allow_remote,
+                        token: mp.token.clone(),
+                    },
+                    snapshots.clone(),
+                )
+                .map_err(|e| SetupError::Io(format!("metrics: {e}")))?,
             ),
             None => None,
         };

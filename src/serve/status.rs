@@ -1,4 +1,4 @@
-//! The live status page of a run: a small tiny_http server that shows the latest `Snapshot`
+//! The live status page of a run: a small server (behind `serve::front`) that shows the latest `Snapshot`
 //! as a self-contained page (`status.html`, no external assets) and as JSON, and takes the
 //! run's `Control` actions (stop, pause, resume, rate) as JSON POSTs. It only reads snapshots
 //! and calls `Control`; it never talks to workers, and no GET changes anything.
@@ -11,25 +11,22 @@
 //! answer is `no-store`, `nosniff`, unframeable, and the page runs under a CSP that allows
 //! only its own inline script and style (by hash) and fetches to itself.
 //!
-//! One serving thread answers GETs from the latest snapshot; a POST is answered on a short
-//! thread of its own (at most `MAX_POSTS_IN_FLIGHT`), so a client that stalls its body holds
-//! only that thread. Writes to a client time out after `SEND_TIMEOUT`. `answer_now` answers a
-//! request given as a head and bytes through the same checks and routes, with no server (the
-//! `status_request` fuzz target, `serve::fuzz`).
+//! The front judges each request by its head (`decide`: Host, route and method, token, Fetch
+//! Metadata, origin and content type) before it reads a byte of its body, takes a body only
+//! on a control route and only up to `MAX_BODY_BYTES`, and answers on two handler threads; a
+//! client that stalls holds no thread. The `status_request` fuzz target drives the same
+//! `Service` through the front's connection machine with no socket (`serve::fuzz`).
 
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use serde::Deserialize;
-use tiny_http::{Request, Server};
 
-use super::guard::{self, BodySource, Head, Policy, Refusal, Reply, Verb, page_csp, send};
+use super::front::{self, Limits, Server, Service};
+use super::guard::{self, Head, Policy, Refusal, Reply, Response, Verb, page_csp};
 
 use crate::engine::schedule::{Control, ControlError, Rate};
 use crate::stats::snapshot::SnapshotCell;
@@ -42,16 +39,17 @@ pub use guard::MAX_TOKEN_BYTES;
 /// The largest POST body taken.
 pub const MAX_BODY_BYTES: usize = 4096;
 
-/// POSTs answered at once; more are told to try again (503).
+/// POST bodies received at once; more are told to try again (503).
 pub const MAX_POSTS_IN_FLIGHT: usize = 4;
 
-/// How long a write to a client may block.
-const SEND_TIMEOUT: Duration = Duration::from_secs(5);
+/// What the front takes at once.
+const LIMITS: Limits = Limits {
+    threads: 2,
+    connections: 256,
+    bodies: MAX_POSTS_IN_FLIGHT,
+};
 
-/// How often the serving thread looks at its stop flag while idle.
-const POLL: Duration = Duration::from_millis(100);
-
-/// How long `shutdown` waits for the serving thread.
+/// How long `shutdown` waits for the serving threads.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 
 /// Where and how to serve the page.
@@ -104,8 +102,8 @@ impl fmt::Display for StatusError {
             ),
             StatusError::BadToken { addr } => write!(
                 f,
-                "status page on {addr}: the token must be 1 to {MAX_TOKEN_BYTES} visible ASCII \
-                 characters without spaces"
+                "status page on {addr}: the token must be {}",
+                guard::TOKEN_RULE
             ),
             StatusError::Bind { addr, source } => {
                 write!(f, "status page: cannot listen on {addr}: {source}")
@@ -129,9 +127,7 @@ impl std::error::Error for StatusError {
 /// A running status page; `shutdown` (or drop) stops it.
 pub struct StatusServer {
     addr: SocketAddr,
-    server: Arc<Server>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    server: Option<Server>,
 }
 
 impl StatusServer {
@@ -143,42 +139,29 @@ impl StatusServer {
         control: Control,
     ) -> Result<StatusServer, StatusError> {
         let token = checked_token(&opts)?;
-        let listener =
-            guard::bind(opts.listen, SEND_TIMEOUT).map_err(|source| StatusError::Bind {
-                addr: opts.listen,
-                source,
-            })?;
+        let listener = front::bind(opts.listen).map_err(|source| StatusError::Bind {
+            addr: opts.listen,
+            source,
+        })?;
         let addr = listener.local_addr().map_err(|source| StatusError::Bind {
             addr: opts.listen,
             source,
         })?;
-        let server = Server::from_listener(listener, None).map_err(|e| StatusError::Start {
-            addr,
-            reason: e.to_string(),
-        })?;
-        let server = Arc::new(server);
         let policy = Policy {
             port: addr.port(),
             loopback: addr.ip().is_loopback(),
             token,
         };
         let ctx = Arc::new(Ctx::new(policy, snapshots, control));
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (server, stop) = (server.clone(), stop.clone());
-            thread::Builder::new()
-                .name("ingestbench-status".into())
-                .spawn(move || serve(&server, &ctx, &stop))
-                .map_err(|e| StatusError::Start {
-                    addr,
-                    reason: e.to_string(),
-                })?
-        };
+        let server = Server::start("ingestbench-status", listener, ctx, LIMITS).map_err(|e| {
+            StatusError::Start {
+                addr,
+                reason: e.to_string(),
+            }
+        })?;
         Ok(StatusServer {
             addr,
-            server,
-            stop,
-            thread: Some(thread),
+            server: Some(server),
         })
     }
 
@@ -200,8 +183,9 @@ impl StatusServer {
     }
 
     fn stop_serving(&mut self) {
-        let threads = self.thread.take().into_iter().collect();
-        guard::stop_serving(&self.server, &self.stop, threads, SHUTDOWN_WAIT);
+        if let Some(s) = self.server.take() {
+            s.shutdown(SHUTDOWN_WAIT);
+        }
     }
 }
 
@@ -227,7 +211,6 @@ pub(super) struct Ctx {
     snapshots: Arc<SnapshotCell>,
     control: Control,
     page_csp: String,
-    posts: Arc<AtomicUsize>,
 }
 
 impl Ctx {
@@ -237,58 +220,34 @@ impl Ctx {
             snapshots,
             control,
             page_csp: page_csp(PAGE),
-            posts: Arc::new(AtomicUsize::new(0)),
-        }
-    }
-
-    /// The page's CSP, which `guard::response` needs.
-    pub(super) fn csp(&self) -> &str {
-        &self.page_csp
-    }
-}
-
-/// The serving loop: one request at a time until asked to stop.
-fn serve(server: &Server, ctx: &Arc<Ctx>, stop: &AtomicBool) {
-    while !stop.load(Ordering::Acquire) {
-        // An error means tiny_http's accept thread has ended: nothing more will come, but the
-        // loop still ends only when asked to.
-        if let Ok(Some(req)) = server.recv_timeout(POLL) {
-            // Nothing here should panic; if anything does, that request gets a 500 (its drop)
-            // and the page goes on serving.
-            let _ = catch_unwind(AssertUnwindSafe(|| handle(ctx, req)));
         }
     }
 }
 
-fn handle(ctx: &Arc<Ctx>, mut req: Request) {
-    let reply = match decide(&Head::of(&req), &ctx.policy) {
-        Err(refusal) => refusal.reply(),
-        Ok(Route::Control(action)) => return dispatch_post(ctx, req, action),
-        Ok(route) => answer(ctx, route, &mut req),
-    };
-    send(req, reply, &ctx.page_csp);
-}
+impl Service for Ctx {
+    type Route = Route;
 
-/// The answer to a request given as its head and the bytes after it, at once and with no
-/// server: what `handle` answers (the same checks, route, body reading and action), for the
-/// fuzz target.
-pub(super) fn answer_now(ctx: &Ctx, head: &Head, mut body: &[u8]) -> Reply {
-    match decide(head, &ctx.policy) {
-        Err(refusal) => refusal.reply(),
-        Ok(route) => answer(ctx, route, &mut body),
+    /// Every check on the head; a body only on a control route, at most `MAX_BODY_BYTES`.
+    fn admit(&self, head: &Head) -> Result<(Route, usize), Response> {
+        match decide(head, &self.policy) {
+            Ok(route @ Route::Control(_)) => Ok((route, MAX_BODY_BYTES)),
+            Ok(route) => Ok((route, 0)),
+            Err(refusal) => Err(guard::response(refusal.reply(), &self.page_csp)),
+        }
+    }
+
+    fn answer(&self, route: Route, body: Vec<u8>) -> Response {
+        guard::response(answer(self, route, &body), &self.page_csp)
     }
 }
 
-/// A route's answer; for a control action the body is read first (at most `MAX_BODY_BYTES`)
-/// and the action taken on `Control`, which answers at once (nothing waits on the run).
-fn answer(ctx: &Ctx, route: Route, body: &mut impl BodySource) -> Reply {
+/// A route's answer; a control action is taken on `Control` with its body, which answers at
+/// once (nothing waits on the run).
+fn answer(ctx: &Ctx, route: Route, body: &[u8]) -> Reply {
     match route {
         Route::Page => Reply::html(PAGE),
         Route::Status => status_reply(ctx),
-        Route::Control(action) => match guard::read_body(body, MAX_BODY_BYTES) {
-            Ok(body) => act(&ctx.control, action, &body),
-            Err(reply) => reply,
-        },
+        Route::Control(action) => act(&ctx.control, action, body),
     }
 }
 
@@ -298,26 +257,6 @@ fn status_reply(ctx: &Ctx) -> Reply {
         Ok(body) => Reply::json(200, body),
         Err(_) => Reply::error(500, "the snapshot could not be written as JSON"),
     }
-}
-
-/// Answers a control POST on a thread of its own, so a slow body holds only that thread.
-fn dispatch_post(ctx: &Arc<Ctx>, req: Request, action: Action) {
-    let Some(slot) = guard::Slot::take(&ctx.posts, MAX_POSTS_IN_FLIGHT) else {
-        let reply = Reply::error(503, "too many control requests at once; try again");
-        return send(req, reply, &ctx.page_csp);
-    };
-    let ctx = ctx.clone();
-    // If the thread cannot start, the request is dropped unanswered and tiny_http sends 500.
-    let _ = thread::Builder::new()
-        .name("ingestbench-status-post".into())
-        .spawn(move || {
-            let _slot = slot;
-            let mut req = req;
-            let route = Route::Control(action);
-            let reply = catch_unwind(AssertUnwindSafe(|| answer(&ctx, route, &mut req)))
-                .unwrap_or_else(|_| Reply::error(500, "internal error"));
-            send(req, reply, &ctx.page_csp);
-        });
 }
 
 /// Takes a control action with its JSON body (the rate's, or none) and says how it went:
@@ -364,7 +303,7 @@ pub enum Action {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Route {
+pub(super) enum Route {
     Page,
     Status,
     Control(Action),
@@ -554,11 +493,11 @@ mod tests {
             Ok(None)
         ));
         assert!(matches!(
-            checked_token(&opts("[::1]:0", false, Some("t"))),
+            checked_token(&opts("[::1]:0", false, Some("0123456789abcdef"))),
             Ok(Some(_))
         ));
         assert!(matches!(
-            checked_token(&opts("0.0.0.0:0", false, Some("t"))),
+            checked_token(&opts("0.0.0.0:0", false, Some("0123456789abcdef"))),
             Err(StatusError::NotLoopback { .. })
         ));
         assert!(matches!(
@@ -566,14 +505,21 @@ mod tests {
             Err(StatusError::NoToken { .. })
         ));
         assert!(matches!(
-            checked_token(&opts("0.0.0.0:0", true, Some("t"))),
+            checked_token(&opts("0.0.0.0:0", true, Some("0123456789abcdef"))),
             Ok(Some(_))
         ));
-        for bad in ["", "two words", "tab\there", "é"] {
+        for bad in [
+            "",
+            "x",
+            "0123456789abcde",
+            "two words and more",
+            "tab\there-and-more-bytes",
+            "é0123456789abcdef",
+        ] {
             let e = checked_token(&opts("127.0.0.1:0", false, Some(bad)));
             assert!(matches!(e, Err(StatusError::BadToken { .. })), "{bad:?}");
         }
-        let secret = opts("0.0.0.0:0", true, Some("hunter2"));
+        let secret = opts("0.0.0.0:0", true, Some("hunter2-hunter2-hunter2"));
         assert!(!format!("{secret:?}").contains("hunter2"));
     }
 

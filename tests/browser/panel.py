@@ -10,7 +10,8 @@ asks for the token; it is typed in; the version and the reports appear; the Conf
 read-only and says why; a report opens and its JSON downloads (fetched with the header);
 prints {"phase": "token", ...} with the URL and what sessionStorage holds.
 
-Mode `full`: the server was started with those three directories; CONFIGS_DIR holds `panel-smoke.yaml`
+Mode `full`: the server was started with those three directories (and a token it generated,
+in $PANEL_OPEN_URL, the address it printed, which the script opens first); CONFIGS_DIR holds `panel-smoke.yaml`
 (the built-in sink, 200 eps for 15 s, watching a `sleep` the test started). In order, each
 step checking what the page shows:
   packs     — the catalog lists aws.cloudtrail; its event types, ATT&CK ids and a sample
@@ -214,9 +215,20 @@ def wait_file(path, present, what):
 # ---- the steps ----------------------------------------------------------------------------
 
 def header_step(driver, url):
+    opened = ""
+    open_url = os.environ.get("PANEL_OPEN_URL", "")
+    if open_url:
+        # The address `serve` printed, with its token after `#token=`: the page keeps the
+        # token for the tab and takes it out of the address.
+        driver.get(open_url)
+        wait_for(driver, "the version after opening the printed address",
+                 lambda d: text(d, "version").startswith("v"))
+        opened = driver.current_url
     driver.get(url + "#run")
     wait_for(driver, "the version in the header", lambda d: text(d, "version").startswith("v"))
-    return {"phase": "header", "version": text(driver, "version"), "title": driver.title}
+    return {"phase": "header", "version": text(driver, "version"), "title": driver.title,
+            "opened_url": opened,
+            "stored": driver.execute_script("return sessionStorage.getItem('ingestbench.panel.token')")}
 
 
 def packs_step(driver, shot_dir):

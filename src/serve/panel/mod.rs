@@ -1,22 +1,26 @@
-//! `ingestbench serve`: the control panel. A tiny_http server with the embedded single-page
-//! app (`assets/`: the page, its script and its style) and the JSON API under `/api/`
-//! (docs/panel.md): `route` maps requests to routes, `packs` reads the pack catalog and the
+//! `ingestbench serve`: the control panel. The embedded single-page app (`assets/`: the page,
+//! its script and its style) and the JSON API under `/api/` (docs/panel.md), behind
+//! `serve::front`: `route` maps requests to routes, `packs` reads the pack catalog and the
 //! ATT&CK table, `texts` keeps configs and scenarios in their directories, `reports` reads
 //! and compares run reports, `runner` starts one run at a time through the run library and
-//! steers it through its `Control`.
+//! steers it through its `Control`, and `policy` says what a config sent to the panel may do
+//! (no program, no file read, no write outside `--reports-dir`, no environment variable,
+//! unless `serve --allow-launch` / `--allow-env NAME` say otherwise).
 //!
-//! Every request passes the web-panel rules of `guard` first (Host, token, Fetch Metadata,
-//! and for writes Origin and a JSON body); only the page and its two static files need no
-//! token, as they hold no data. A few serving threads share the server, so a slow request (a
-//! sample being rendered) holds only its own; a request with a body is answered on a short
-//! thread of its own (at most `MAX_BODIES_IN_FLIGHT`), so a client that stalls its body holds
-//! no serving thread. (No read timeout on the listener: on Linux it would make `accept` give
-//! up after it, and tiny_http stops accepting at the first error.) `answer_now` answers a
-//! request given as a head and bytes through the same checks, routes and handlers, with no
-//! server and a context (`Ctx::detached`) whose runner never launches a run (the
-//! `panel_request` fuzz target, `serve::fuzz`).
+//! The panel has a token unless `--no-token` was asked on loopback: the one `--token-env`
+//! names, or one generated at start (printed once, in the address to open: `#token=…`, which
+//! the page keeps in the tab's sessionStorage and takes out of the address). Every request
+//! passes the web-panel rules of `guard` by its head (Host, token, Fetch Metadata, and for
+//! writes Origin and a JSON body) before the front reads a byte of its body; only the page
+//! and its two static files need no token, as they hold no data. The front reads a body only
+//! on a route that takes one, at most `MAX_BODY_BYTES`, at most `MAX_BODIES_IN_FLIGHT` at
+//! once, and answers on `SERVING_THREADS` handler threads, so a slow request (a sample being
+//! rendered, a run being planned) holds only its own and a stalled client holds none. The
+//! `panel_request` fuzz target drives the same `Service` with a context (`Ctx::detached`)
+//! whose runner never launches a run (`serve::fuzz`).
 
 mod packs;
+pub mod policy;
 mod reports;
 pub mod route;
 mod runner;
@@ -25,19 +29,16 @@ mod texts;
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde_json::json;
-use tiny_http::{Request, Server};
 
 use super::files::{Dir, FileError};
-use super::guard::{self, Body, BodySource, Head, Policy, Refusal, Reply, TokenRule};
+use super::front::{self, Limits, Server, Service};
+use super::guard::{self, Body, Head, Policy, Refusal, Reply, Response, TokenRule};
 use crate::config::secrets::Store;
 use crate::pack::Catalog;
 use route::{Asset, Kind, NoRoute, Route};
@@ -49,6 +50,9 @@ const STYLE: &str = include_str!("assets/panel.css");
 /// The largest request body taken (a config or scenario with room to spare).
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
+/// The largest body a write that takes none (DELETE) may carry; read and ignored.
+const IGNORED_BODY_BYTES: usize = 1024;
+
 /// The largest config or scenario file read or written.
 const MAX_TEXT_BYTES: u64 = MAX_BODY_BYTES as u64;
 
@@ -58,20 +62,31 @@ const MAX_REPORT_BYTES: u64 = 8 << 20;
 /// Threads answering requests.
 const SERVING_THREADS: usize = 6;
 
-/// How long a write to a client may block.
-const IO_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Requests with a body answered at once; more are told to try again (503).
+/// Request bodies received at once; more are told to try again (503).
 pub const MAX_BODIES_IN_FLIGHT: usize = 8;
 
-const POLL: Duration = Duration::from_millis(100);
+/// What the front takes at once.
+const LIMITS: Limits = Limits {
+    threads: SERVING_THREADS,
+    connections: 128,
+    bodies: MAX_BODIES_IN_FLIGHT,
+};
 
 /// What the panel is started with.
 #[derive(Clone)]
 pub struct PanelOptions {
     pub listen: SocketAddr,
     pub allow_remote: bool,
+    /// The token every API request must carry; `None`: one is generated at start, unless
+    /// `no_token`.
     pub token: Option<String>,
+    /// Serve without a token (loopback only, and only when asked: `serve --no-token`).
+    pub no_token: bool,
+    /// Configs sent to the panel may start programs, signal processes, read files and write
+    /// outside `reports_dir` (`serve --allow-launch`; `policy`).
+    pub allow_launch: bool,
+    /// The environment variables configs sent to the panel may read (`serve --allow-env`).
+    pub allow_env: Vec<String>,
     pub configs_dir: Option<PathBuf>,
     pub scenarios_dir: Option<PathBuf>,
     pub reports_dir: Option<PathBuf>,
@@ -85,6 +100,9 @@ impl fmt::Debug for PanelOptions {
             .field("listen", &self.listen)
             .field("allow_remote", &self.allow_remote)
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("no_token", &self.no_token)
+            .field("allow_launch", &self.allow_launch)
+            .field("allow_env", &self.allow_env)
             .field("configs_dir", &self.configs_dir)
             .field("scenarios_dir", &self.scenarios_dir)
             .field("reports_dir", &self.reports_dir)
@@ -99,6 +117,10 @@ pub enum PanelError {
     NotLoopback(SocketAddr),
     NoToken(SocketAddr),
     BadToken,
+    /// `--no-token` and a token both given.
+    TokenAndNoToken,
+    /// No token could be generated (no random bytes from the system).
+    NoRandom,
     /// A directory flag that does not name a directory.
     Dir {
         flag: &'static str,
@@ -118,17 +140,19 @@ impl fmt::Display for PanelError {
             PanelError::NotLoopback(a) => write!(
                 f,
                 "--listen {a} is not a loopback address; the panel can start load against any \
-                 address, so it listens on 127.0.0.1 unless --allow-remote is given (with --token-env)"
+                 address, so it listens on 127.0.0.1 unless --allow-remote is given"
             ),
             PanelError::NoToken(a) => write!(
                 f,
                 "--listen {a} can be reached from other machines, so it needs a token: \
-                 --token-env VAR names the environment variable holding it"
+                 --no-token is for loopback only"
             ),
-            PanelError::BadToken => write!(
-                f,
-                "the token must be 1 to {} visible ASCII characters without spaces",
-                guard::MAX_TOKEN_BYTES
+            PanelError::BadToken => write!(f, "the token must be {}", guard::TOKEN_RULE),
+            PanelError::TokenAndNoToken => {
+                f.write_str("--no-token and --token-env say opposite things: give one")
+            }
+            PanelError::NoRandom => f.write_str(
+                "no token could be generated (the system gave no random bytes): give one with --token-env",
             ),
             PanelError::Dir { flag, reason } => write!(f, "{flag}: {reason}"),
             PanelError::Packs(m) => f.write_str(m),
@@ -164,7 +188,8 @@ pub struct Ctx {
     pub packs_dir: Option<PathBuf>,
     pub store: Store,
     pub runner: runner::Runner,
-    bodies: Arc<std::sync::atomic::AtomicUsize>,
+    /// What configs sent to the panel may do.
+    pub rules: policy::Rules,
 }
 
 impl Ctx {
@@ -175,6 +200,11 @@ impl Ctx {
         catalog: Catalog,
         runner: runner::Runner,
     ) -> Ctx {
+        let rules = policy::Rules {
+            allow_launch: opts.allow_launch,
+            allow_env: opts.allow_env.clone(),
+            reports: dirs.reports.as_ref().map(|d| d.root().to_path_buf()),
+        };
         Ctx {
             policy,
             dirs,
@@ -182,7 +212,7 @@ impl Ctx {
             packs_dir: opts.packs_dir.clone(),
             store: Store::new(opts.secrets_dir.clone()),
             runner,
-            bodies: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            rules,
         }
     }
 
@@ -197,7 +227,7 @@ impl Ctx {
         let policy = Policy {
             port: opts.listen.port(),
             loopback: opts.listen.ip().is_loopback(),
-            token: checked_token(opts)?,
+            token: checked_token(opts)?.map(|t| t.into_bytes()),
         };
         let dirs = open_dirs(opts)?;
         let runner = runner::Runner::never_launching();
@@ -208,49 +238,42 @@ impl Ctx {
 /// A running panel; `shutdown` (or drop) stops it, stopping a run in progress first.
 pub struct PanelServer {
     addr: SocketAddr,
-    server: Arc<Server>,
-    stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<()>>,
+    server: Option<Server>,
+    /// The token generated at start, shown once in `open_url`.
+    generated: Option<String>,
     ctx: Arc<Ctx>,
 }
 
 impl PanelServer {
     pub fn start(opts: PanelOptions) -> Result<PanelServer, PanelError> {
         let token = checked_token(&opts)?;
+        let generated = match (&opts.token, &token) {
+            (None, Some(t)) => Some(t.clone()),
+            _ => None,
+        };
         let dirs = open_dirs(&opts)?;
         let catalog = Catalog::discover(opts.packs_dir.as_deref()).map_err(PanelError::Packs)?;
-        let listener = guard::bind(opts.listen, IO_TIMEOUT).map_err(|source| PanelError::Bind {
+        let listener = front::bind(opts.listen).map_err(|source| PanelError::Bind {
             addr: opts.listen,
             source,
         })?;
         let addr = listener
             .local_addr()
             .map_err(|e| PanelError::Start(e.to_string()))?;
-        let server = Arc::new(
-            Server::from_listener(listener, None).map_err(|e| PanelError::Start(e.to_string()))?,
-        );
         let policy = Policy {
             port: addr.port(),
             loopback: addr.ip().is_loopback(),
-            token,
+            token: token.map(String::into_bytes),
         };
         let runner = runner::Runner::default();
         let ctx = Arc::new(Ctx::new(&opts, policy, dirs, catalog, runner));
-        let stop = Arc::new(AtomicBool::new(false));
-        let mut threads = Vec::new();
-        for i in 0..SERVING_THREADS {
-            let (server, stop, ctx) = (server.clone(), stop.clone(), ctx.clone());
-            let t = thread::Builder::new()
-                .name(format!("ingestbench-panel-{i}"))
-                .spawn(move || serve(&server, &ctx, &stop))
-                .map_err(|e| PanelError::Start(e.to_string()))?;
-            threads.push(t);
-        }
+        let handler = Arc::new(Handler(ctx.clone()));
+        let server = Server::start("ingestbench-panel", listener, handler, LIMITS)
+            .map_err(|e| PanelError::Start(e.to_string()))?;
         Ok(PanelServer {
             addr,
-            server,
-            stop,
-            threads,
+            server: Some(server),
+            generated,
             ctx,
         })
     }
@@ -264,6 +287,21 @@ impl PanelServer {
         guard::page_url(self.addr)
     }
 
+    /// The address to open: the page's, with the generated token after `#token=` (a
+    /// fragment: the browser never sends it, and the page takes it out of the address).
+    /// Without a generated token, the page's address.
+    pub fn open_url(&self) -> String {
+        match &self.generated {
+            Some(t) => format!("{}#token={t}", self.url()),
+            None => self.url(),
+        }
+    }
+
+    /// Whether a token guards the API.
+    pub fn has_token(&self) -> bool {
+        self.ctx.policy.token.is_some()
+    }
+
     /// Stops a run in progress and waits (bounded) for its report, then stops serving.
     pub fn shutdown(mut self) {
         self.ctx.runner.stop_and_wait(Duration::from_secs(30));
@@ -271,8 +309,9 @@ impl PanelServer {
     }
 
     fn stop_serving(&mut self) {
-        let threads = std::mem::take(&mut self.threads);
-        guard::stop_serving(&self.server, &self.stop, threads, Duration::from_secs(2));
+        if let Some(s) = self.server.take() {
+            s.shutdown(Duration::from_secs(2));
+        }
     }
 }
 
@@ -282,13 +321,24 @@ impl Drop for PanelServer {
     }
 }
 
-fn checked_token(opts: &PanelOptions) -> Result<Option<Vec<u8>>, PanelError> {
+/// The token the panel asks for: the one given (checked), none when `--no-token` was asked
+/// on loopback, else a new one; and where the panel may listen.
+fn checked_token(opts: &PanelOptions) -> Result<Option<String>, PanelError> {
     let addr = opts.listen;
-    guard::listen_token(addr, opts.allow_remote, opts.token.as_deref()).map_err(|r| match r {
+    if opts.no_token && opts.token.is_some() {
+        return Err(PanelError::TokenAndNoToken);
+    }
+    let token = match (&opts.token, opts.no_token) {
+        (Some(t), _) => Some(t.clone()),
+        (None, true) => None,
+        (None, false) => Some(guard::generate_token().ok_or(PanelError::NoRandom)?),
+    };
+    guard::listen_token(addr, opts.allow_remote, token.as_deref()).map_err(|r| match r {
         TokenRule::NotLoopback => PanelError::NotLoopback(addr),
         TokenRule::NoToken => PanelError::NoToken(addr),
         TokenRule::BadToken => PanelError::BadToken,
-    })
+    })?;
+    Ok(token)
 }
 
 fn open_dirs(opts: &PanelOptions) -> Result<Dirs, PanelError> {
@@ -318,63 +368,32 @@ fn open_dir(
         })
 }
 
-fn serve(server: &Server, ctx: &Arc<Ctx>, stop: &AtomicBool) {
-    while !stop.load(Ordering::Acquire) {
-        if let Ok(Some(req)) = server.recv_timeout(POLL) {
-            // A panic answers that request with 500 (its drop) and the panel goes on.
-            let _ = catch_unwind(AssertUnwindSafe(|| handle(ctx, req)));
+/// The panel as the front serves it (a run's waiting thread holds the context too).
+pub struct Handler(pub Arc<Ctx>);
+
+impl Service for Handler {
+    type Route = Route;
+
+    /// Every check on the head; a body only on a route that reads one, at most
+    /// `MAX_BODY_BYTES`.
+    fn admit(&self, head: &Head) -> Result<(Route, usize), Response> {
+        match decide(head, &self.0.policy) {
+            Ok(route) => {
+                // A write that takes no body (DELETE) may still come with a small one, as
+                // fetch sends it: read and ignored. A GET takes none.
+                let max = match (route.reads_body(), head.verb) {
+                    (true, _) => MAX_BODY_BYTES,
+                    (false, guard::Verb::Get) => 0,
+                    (false, _) => IGNORED_BODY_BYTES,
+                };
+                Ok((route, max))
+            }
+            Err(refusal) => Err(guard::response(refusal.reply(), guard::SELF_CSP)),
         }
     }
-}
 
-fn handle(ctx: &Arc<Ctx>, mut req: Request) {
-    let reply = match decide(&Head::of(&req), &ctx.policy) {
-        Err(refusal) => refusal.reply(),
-        Ok(route) if route.reads_body() => return answer_aside(ctx, req, route),
-        Ok(route) => answer_read(ctx, route, &mut req),
-    };
-    guard::send(req, reply, guard::SELF_CSP);
-}
-
-/// The answer to a request given as its head and the bytes after it, at once and with no
-/// server: what `handle` answers (the same checks, route, body reading and handler), for the
-/// fuzz target.
-pub(in crate::serve) fn answer_now(ctx: &Arc<Ctx>, head: &Head, mut body: &[u8]) -> Reply {
-    match decide(head, &ctx.policy) {
-        Err(refusal) => refusal.reply(),
-        Ok(route) => answer_read(ctx, route, &mut body),
-    }
-}
-
-/// Answers a request with a body on a thread of its own, so a body that trickles in holds
-/// only that thread.
-fn answer_aside(ctx: &Arc<Ctx>, req: Request, route: Route) {
-    let Some(slot) = guard::Slot::take(&ctx.bodies, MAX_BODIES_IN_FLIGHT) else {
-        let reply = Reply::error(503, "too many requests with a body at once; try again");
-        return guard::send(req, reply, guard::SELF_CSP);
-    };
-    let ctx = ctx.clone();
-    // If the thread cannot start, the request is dropped unanswered and tiny_http sends 500.
-    let _ = thread::Builder::new()
-        .name("ingestbench-panel-body".into())
-        .spawn(move || {
-            let _slot = slot;
-            let mut req = req;
-            let reply = catch_unwind(AssertUnwindSafe(|| answer_read(&ctx, route, &mut req)))
-                .unwrap_or_else(|_| Reply::error(500, "internal error"));
-            guard::send(req, reply, guard::SELF_CSP);
-        });
-}
-
-/// A route's answer, its body (at most `MAX_BODY_BYTES`) read from `src` first when it takes
-/// one.
-fn answer_read(ctx: &Arc<Ctx>, route: Route, src: &mut impl BodySource) -> Reply {
-    if !route.reads_body() {
-        return answer(ctx, route, &[]);
-    }
-    match guard::read_body(src, MAX_BODY_BYTES) {
-        Ok(body) => answer(ctx, route, &body),
-        Err(reply) => reply,
+    fn answer(&self, route: Route, body: Vec<u8>) -> Response {
+        guard::response(answer(&self.0, route, &body), guard::SELF_CSP)
     }
 }
 

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::policy;
 use super::reports::safe_stem;
 use super::route::{Action, Kind};
 use super::{Ctx, file_reply, no_dir, parse};
@@ -191,12 +192,21 @@ struct Prepared {
 }
 
 /// The config's text (by name from `--configs-dir`, or as given), the body's flags, the
-/// config read and checked; a ceiling search refused.
+/// config read and checked, then held to what a config sent to the panel may do
+/// (`policy`); a ceiling search refused.
 fn prepare(ctx: &Ctx, b: &StartBody) -> Result<Prepared, Reply> {
     let (label, text) = config_text(ctx, b)?;
     let overrides = overrides(ctx, b).map_err(|e| setup_reply(&e))?;
-    let loaded =
+    let mut loaded =
         run::load_text(&text, &label, &ctx.store, &ctx.catalog).map_err(|e| setup_reply(&e))?;
+    let refused = policy::check(&mut loaded.config, &ctx.rules);
+    if !refused.is_empty() {
+        let messages = policy::diagnostics(&text, &refused)
+            .iter()
+            .map(|d| format!("{d}"))
+            .collect();
+        return Err(setup_reply(&SetupError::Invalid(messages)));
+    }
     if loaded.config.workload.find_ceiling {
         return Err(setup_reply(&SetupError::invalid(
             "workload.find_ceiling: a ceiling search is a series of runs; start it with \
@@ -280,7 +290,22 @@ fn launch(ctx: &Arc<Ctx>, prepared: Prepared) -> Result<(Active, String, String)
         loaded,
         overrides,
     } = prepared;
-    let plan = run::plan(loaded.config, &overrides, &ctx.catalog, &ctx.store)?;
+    let mut plan = run::plan(loaded.config, &overrides, &ctx.catalog, &ctx.store)?;
+    // The run's own status page and /metrics ask for the panel's token when the config
+    // gives them none: the panel's run is steered by its token holders only.
+    if let Some(t) = ctx
+        .policy
+        .token
+        .as_ref()
+        .and_then(|t| String::from_utf8(t.clone()).ok())
+    {
+        for page in [&mut plan.serve.status, &mut plan.serve.metrics]
+            .into_iter()
+            .flatten()
+        {
+            page.token.get_or_insert_with(|| t.clone());
+        }
+    }
     let (name, run_id) = (plan.config.name.clone(), plan.run_id.clone());
     let name = name.unwrap_or_else(|| "run".into());
     let run = Run::new(plan);

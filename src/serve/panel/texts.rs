@@ -144,16 +144,26 @@ fn check(ctx: &Ctx, kind: Kind, text: &str, seed: Option<u64>) -> Checked {
     }
 }
 
+/// A config as `run` would check it, and then as the panel would run it (`policy`): what the
+/// panel will not run, it does not call valid.
 fn check_config(ctx: &Ctx, text: &str) -> Checked {
-    let loaded = crate::config::load_str(text, &ctx.store, Some(&ctx.catalog));
+    let mut loaded = crate::config::load_str(text, &ctx.store, Some(&ctx.catalog));
     let diags = |it: &mut dyn Iterator<Item = &Diagnostic>| -> Vec<Value> {
         it.map(|d| serde_json::to_value(d).unwrap_or(Value::Null))
             .collect()
     };
+    let refused = match loaded.config.as_mut() {
+        Some(c) => super::policy::check(c, &ctx.rules),
+        None => Vec::new(),
+    };
+    let mut errors = diags(&mut loaded.diags.errors());
+    errors.extend(diags(
+        &mut super::policy::diagnostics(text, &refused).iter(),
+    ));
     Checked {
-        errors: diags(&mut loaded.diags.errors()),
-        warnings: diags(&mut loaded.diags.warnings()),
         summary: loaded.config.as_ref().map(config_summary),
+        errors,
+        warnings: diags(&mut loaded.diags.warnings()),
     }
 }
 

@@ -1,8 +1,9 @@
 /* ingestbench control panel (`ingestbench serve`), the page's whole behaviour.
  *
  * This script owns: the tab navigation (#run, #configs, #packs, #reports, #scenarios), the
- * header (version from GET /api/info, the run's state), the token prompt (kept in the tab's
- * sessionStorage, sent as `Authorization: Bearer`), every call to the JSON API of
+ * header (version from GET /api/info, the run's state), the token (from the address the
+ * server printed, `#token=…`, or the prompt; kept in the tab's sessionStorage, sent as
+ * `Authorization: Bearer`), every call to the JSON API of
  * docs/panel.md, and the five tabs:
  *   Run       — pick or paste a config, validate, start with overrides and a scenario; poll
  *               GET /api/run each second; live SVG charts; pause/resume/stop/rate; the
@@ -122,9 +123,26 @@
   }
 
   // ---- token and requests -------------------------------------------------------------
+  // Where sessionStorage keeps nothing (a private window), the token lives in this page.
+  let tokenHere = '';
   function token() {
-    try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch (e) { return ''; }
+    try { return sessionStorage.getItem(TOKEN_KEY) || tokenHere; } catch (e) { return tokenHere; }
   }
+  function keepToken(v) {
+    tokenHere = v;
+    try { sessionStorage.setItem(TOKEN_KEY, v); } catch (e) { /* private mode: kept in the page */ }
+  }
+  // The address `ingestbench serve` prints carries the token it generated, once, after
+  // `#token=` (a fragment: never sent to the server): kept for this tab and taken out of the
+  // address bar and the history before anything else runs.
+  (function tokenFromAddress() {
+    const m = /^#token=([^&#/]+)$/.exec(location.hash);
+    if (!m) return;
+    let v = '';
+    try { v = decodeURIComponent(m[1]); } catch (e) { v = ''; }
+    if (v) keepToken(v);
+    history.replaceState(null, '', location.pathname + location.search);
+  })();
   function askToken() {
     $('token_hint').textContent = token()
       ? 'the token in this tab was refused; enter it again'
@@ -136,7 +154,7 @@
     const v = $('token_input').value.trim();
     $('token_input').value = '';
     if (!v) return;
-    try { sessionStorage.setItem(TOKEN_KEY, v); } catch (e) { /* private mode: not kept */ }
+    keepToken(v);
     $('token_form').hidden = true;
     cache.packs = cache.attack = null;
     loadInfo();
@@ -156,10 +174,9 @@
     const headers = authHeaders();
     headers['Accept'] = 'application/json';
     const init = { method, headers, signal: ctl.signal, cache: 'no-store', credentials: 'omit', redirect: 'error' };
-    if (method !== 'GET') {
-      headers['Content-Type'] = 'application/json';
-      init.body = JSON.stringify(body || {});
-    }
+    if (method !== 'GET') headers['Content-Type'] = 'application/json';
+    // Only the writes that take a body send one (a DELETE takes none).
+    if (method === 'POST' || method === 'PUT') init.body = JSON.stringify(body || {});
     let r;
     try {
       r = await fetch(path, init);
