@@ -662,7 +662,7 @@ impl Worker {
             (None, Some(n)) => self.time_of(p, n),
             (None, None) => None,
         };
-        self.ends_at = end.map(|t| p.start + Duration::from_secs_f64(t));
+        self.ends_at = end.map(|t| crate::clock::at(p.start, t));
         let by_time = match (p.stop_after, end) {
             (Some(_), Some(t)) => self.owed_at(p, t),
             _ => u64::MAX,
@@ -707,7 +707,7 @@ impl Worker {
             || self.scheduled >= self.limit
             // A worker that fell behind stops at the deadline; the report shows the shortfall.
             // A closed loop has no schedule to catch up on: it stops at the deadline itself.
-            || self.ends_at.is_some_and(|e| now >= e + self.final_flush())
+            || self.ends_at.is_some_and(|e| now >= crate::clock::later(e, self.final_flush()))
     }
 
     fn final_flush(&self) -> Duration {
@@ -730,7 +730,7 @@ impl Worker {
             Some(t_full) => t_full.min(t_first + LINGER.as_secs_f64()),
             None => t_first + LINGER.as_secs_f64(),
         };
-        Some(p.start + Duration::from_secs_f64(t))
+        Some(crate::clock::at(p.start, t))
     }
 
     /// How many events the batch sent at `now` carries: those due by now, at least one, at
@@ -1092,7 +1092,7 @@ impl Worker {
     /// A request went out: the cap's next one is `request_every` later.
     fn took_request(&mut self, p: &WorkerPlan, now: Instant) {
         if let Some(every) = p.request_every {
-            self.next_request = self.next_request.max(now) + every;
+            self.next_request = crate::clock::later(self.next_request.max(now), every);
         }
     }
 
@@ -1720,14 +1720,14 @@ impl Worker {
         let t = self.timeouts;
         let b = &mut self.batches[slot];
         let wait = wait.unwrap_or_else(|| backoff(b.attempts, b.intended));
-        let retried_for = (now + wait).saturating_duration_since(b.first_write);
+        let retried_for = crate::clock::later(now, wait).saturating_duration_since(b.first_write);
         if b.attempts >= t.max_attempts || retried_for > t.max_retry_time {
             self.counters.events_retries_exhausted += b.events;
             self.counters.batches_retries_exhausted += 1;
             self.counters.given_up_after(b.last_cause, b.events);
             self.failed_for_good(slot);
         } else {
-            b.state = SlotState::Waiting(now + wait);
+            b.state = SlotState::Waiting(crate::clock::later(now, wait));
         }
     }
 
@@ -1745,7 +1745,7 @@ impl Worker {
         let l = &mut self.links[i];
         l.sock.close(&self.registry);
         l.blocked_since = None;
-        l.reconnect_at = now + delay;
+        l.reconnect_at = crate::clock::later(now, delay);
         if let Some(b) = l.batch.take() {
             self.batches[b].last_cause = 0;
             if Some(b) == self.ack_slot {
