@@ -254,21 +254,23 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
     };
     let store = Store::new(dir);
     let (loaded, origin) = load(a, &flags, &store, &catalog)?;
+    // The overrides a config can hold go into it (so the report's config, and
+    // `--print-config`, say them), and the result is read back through the validator: what
+    // `validate` refuses in a file, the flags cannot make a run take.
+    let loaded = run_config::folded(loaded, &ov, &origin, &store, &catalog)?;
     for w in &loaded.warnings {
         super::err(&format!("warning: {w}"));
     }
     if a.print_config {
         super::out(&run_config::print(
             &loaded.config,
-            &ov,
             &origin,
             &unkept(a),
+            (&store, &catalog),
         )?);
         return Ok(Exit::Ok);
     }
-    // The report's config says what the flags changed too (`--workers`, `--status`, …).
-    let mut config = loaded.config;
-    run_config::fold(&mut config, &ov)?;
+    let config = loaded.config;
     if config.workload.find_ceiling {
         let mut p = ceiling::Params::of(&config.workload);
         if let Some(eps) = a.eps {
@@ -290,11 +292,26 @@ fn load(
     store: &Store,
     catalog: &Catalog,
 ) -> Result<(run::LoadedConfig, String), SetupError> {
+    let given = [
+        ("target.url", "--url", flags.url.is_some()),
+        ("target.adapter", "--adapter", flags.adapter.is_some()),
+        (
+            "target.auth",
+            "--token-env/--token-file/--token-secret",
+            flags.token.is_some(),
+        ),
+        ("source", "--source", flags.sources.is_some()),
+        ("workload.rate", "--rate", flags.rate.is_some()),
+    ];
+    let read = |text: &str, origin: &str| {
+        run::load_generated(text, origin, store, catalog)
+            .map_err(|e| run_config::name_flags(e, &given))
+    };
     let Some(path) = &a.config else {
         let v = flags.own_config()?;
         let origin = "the command line".to_string();
         let text = crate::config::text::to_yaml(&v);
-        return Ok((run::load_generated(&text, &origin, store, catalog)?, origin));
+        return Ok((read(&text, &origin)?, origin));
     };
     let file = run::load_config(path, store, catalog)?;
     let origin = format!("{} with the command line", path.display());
@@ -305,7 +322,7 @@ fn load(
     let mut v = crate::config::text::value(&file.config);
     flags.apply(&mut v)?;
     let text = crate::config::text::to_yaml(&v);
-    Ok((run::load_generated(&text, &origin, store, catalog)?, origin))
+    Ok((read(&text, &origin)?, origin))
 }
 
 /// The flags given that no config key holds, as they were written (for `--print-config`).

@@ -771,12 +771,53 @@ pub struct Slo {
     pub max_recovery: Option<Dur>,
 }
 
-/// One source as a mapping (the form most configs have), a mix as a list.
+/// One source as a mapping (the form most configs have), a mix as a list whose first source
+/// carries the mix's timestamps and accounting, as a mix is written (the others' would be
+/// refused: a mix has one of each).
 fn one_or_list<S: serde::Serializer>(v: &[Source], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
     match v {
         [one] => one.serialize(s),
         [] => s.serialize_none(),
-        many => many.serialize(s),
+        [first, rest @ ..] => {
+            let mut seq = s.serialize_seq(Some(v.len()))?;
+            seq.serialize_element(first)?;
+            for part in rest {
+                seq.serialize_element(&MixPart(part))?;
+            }
+            seq.end()
+        }
+    }
+}
+
+/// A source of a mix after the first: its own keys, without the mix's timestamps and
+/// accounting.
+struct MixPart<'a>(&'a Source);
+
+impl Serialize for MixPart<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let p = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("id", &p.id)?;
+        if let Some(v) = p.share {
+            m.serialize_entry("share", &v)?;
+        }
+        if let Some(v) = p.eps {
+            m.serialize_entry("eps", &v)?;
+        }
+        m.serialize_entry("version", &p.version)?;
+        m.serialize_entry("entities", &Entities(&p.entities))?;
+        m.end()
+    }
+}
+
+/// Entity pool sizes as a mapping, in file order.
+struct Entities<'a>(&'a [(String, u64)]);
+
+impl Serialize for Entities<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        pairs(self.0, s)
     }
 }
 

@@ -53,6 +53,10 @@ pub struct Report {
     pub duration_s: f64,
     pub target: TargetInfo,
     pub threads: usize,
+    /// Why `threads` is not what `--threads` asked (no more threads than connections), or
+    /// how the threads sit on the cores when they outnumber them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_note: Option<String>,
     pub connections: usize,
     pub batch_max_events: usize,
     pub batch_max_bytes: usize,
@@ -803,6 +807,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         duration_s: r.duration.as_secs_f64(),
         target: cx.target,
         threads: r.threads,
+        threads_note: None,
         connections: r.connections,
         batch_max_events: cx.batch_max_events,
         batch_max_bytes: cx.batch_max_bytes,

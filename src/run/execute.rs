@@ -832,6 +832,7 @@ pub fn execute(
     }
     rep.store_verification = store_verification;
     rep.data_rate = p.data_rate.as_ref().map(crate::run::rate::RatePlan::report);
+    rep.threads_note = p.threads_note.clone();
     if let Some(h) = &p.http {
         let t = &result.totals;
         rep.http = Some(report::http::build(

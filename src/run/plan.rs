@@ -185,6 +185,9 @@ pub struct RunPlan {
     pub data_rate: Option<crate::run::rate::RatePlan>,
     pub stop: Stop,
     pub threads: usize,
+    /// Why `threads` is not what was asked (`--threads` above the connections), or how it
+    /// sits on the cores (more threads than cores): said on stderr and in the report.
+    pub threads_note: Option<String>,
     pub connections: usize,
     pub batch_events: usize,
     pub batch_bytes: usize,
@@ -529,6 +532,7 @@ pub fn plan(
     store: &Store,
 ) -> Result<RunPlan, SetupError> {
     apply_overrides(&mut cfg, ov)?;
+    refuse_invalid(&cfg, store, catalog)?;
     let mut warnings = Vec::new();
     let token = match &cfg.target.auth {
         Some(a) => secrets::resolve(a, store).map_err(SetupError::invalid)?,
@@ -701,18 +705,18 @@ pub fn plan(
             )));
         }
     }
-    let connections = ov
-        .workers
-        .or(cfg.workload.workers.map(|w| w as usize))
-        .unwrap_or(4);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = ov.threads.unwrap_or(cores).min(256).min(connections);
+    let connections = cfg.workload.workers.map_or(4, |w| w as usize);
+    let (threads, threads_note) = threads_of(ov.threads, connections);
+    warnings.extend(threads_note.clone());
     let mut batch_events = cfg.target.batch.max_events as usize;
     if let Some(rps) = cfg.target.limits.max_requests_per_sec {
         // Batches grow so the event rate holds under the request cap (each shard's part of
-        // both, the same ratio).
+        // both, the same ratio), up to the largest batch a config may ask for.
         let rps = shard.map_or(rps, |s| s.rate(rps));
-        batch_events = batch_events.max((profile.peak() / rps).ceil() as usize);
+        let need = (profile.peak() / rps)
+            .ceil()
+            .min(crate::config::validate::MAX_BATCH_EVENTS as f64);
+        batch_events = batch_events.max(need as usize);
     }
     Ok(RunPlan {
         run_id,
@@ -737,6 +741,7 @@ pub fn plan(
         profile,
         stop,
         threads,
+        threads_note,
         connections,
         batch_events,
         batch_bytes: cfg.target.batch.max_bytes.0 as usize,
@@ -751,6 +756,41 @@ pub fn plan(
         shard,
         config: cfg,
     })
+}
+
+/// The worker threads a run has: `--threads` (checked against `MAX_THREADS` with the other
+/// overrides), else one per core; at most one per connection, since a thread without a
+/// connection has nothing to send. The note says what was run and why when that is not what
+/// was asked, or when the threads outnumber the cores.
+fn threads_of(asked: Option<usize>, connections: usize) -> (usize, Option<String>) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = asked
+        .unwrap_or(cores)
+        .clamp(1, MAX_THREADS)
+        .min(connections);
+    let note = match asked {
+        Some(t) if t > threads => Some(format!(
+            "--threads {t}: {threads} worker threads run, one per connection at most ({connections} connections: give --workers {t} or more for {t} threads)"
+        )),
+        Some(t) if t > cores => Some(format!(
+            "--threads {t}: {t} worker threads on {cores} cores, about {} to a core",
+            t.div_ceil(cores)
+        )),
+        _ => None,
+    };
+    (threads, note)
+}
+
+/// The validator's rules over the config as the run will use it (overrides applied): any
+/// error refuses the run with the message `validate` gives.
+fn refuse_invalid(cfg: &Config, store: &Store, catalog: &Catalog) -> Result<(), SetupError> {
+    let diags = crate::config::validate::check(cfg, store, Some(catalog));
+    let msgs: Vec<String> = diags.errors().map(|d| d.to_string()).collect();
+    if msgs.is_empty() {
+        Ok(())
+    } else {
+        Err(SetupError::Invalid(msgs))
+    }
 }
 
 /// The shard this process is: `--shard`, else `--shards` / `workload.shards` with the index
@@ -867,7 +907,7 @@ fn scenario_plan(
     let plays = s.speed.wall(s.span());
     let lasts = match stop {
         Stop::After(d) => Some(d),
-        Stop::Total(n) => profile.time_for(n as f64).map(Duration::from_secs_f64),
+        Stop::Total(n) => profile.time_for(n as f64).map(crate::clock::secs),
     };
     if lasts.is_none_or(|d| plays > d) {
         let run = lasts.map_or("an unknown time".to_string(), |d| Dur(d).to_string());
@@ -912,33 +952,40 @@ fn watch_plan(cfg: &Config, ov: &Overrides) -> WatchPlan {
     WatchPlan { spec, launch }
 }
 
-/// Applies command-line overrides, refusing values a run cannot take.
+/// Most worker threads a run takes (one per core is the most that helps; a shard's agent
+/// ids leave room for this many).
+pub const MAX_THREADS: usize = 256;
+
+/// Applies command-line overrides: the stop, the rate, the seed and the connections go into
+/// the config, where `check` (the validator's rules) judges them as it judges a file's
+/// values; `--threads`, which no config key holds, is checked here.
 pub fn apply_overrides(c: &mut Config, ov: &Overrides) -> Result<(), SetupError> {
-    if ov.threads == Some(0) {
-        return Err(SetupError::invalid("--threads must be at least 1"));
+    if let Some(t) = ov.threads
+        && !(1..=MAX_THREADS).contains(&t)
+    {
+        return Err(SetupError::invalid(format!(
+            "--threads must be between 1 and {MAX_THREADS} worker threads (one per core is the most that helps), found {t}"
+        )));
     }
-    if ov.workers == Some(0) {
-        return Err(SetupError::invalid("--workers must be at least 1"));
+    if let Some(w) = ov.workers {
+        c.workload.workers = Some(u32::try_from(w).unwrap_or(u32::MAX));
     }
     if let Some(d) = ov.duration {
-        if d.is_zero() {
-            return Err(SetupError::invalid("--duration must be greater than 0"));
-        }
         c.workload.stop.after = Some(crate::config::units::Dur(d));
         c.workload.stop.total_events = None;
     }
     if let Some(n) = ov.total {
-        if n == 0 {
-            return Err(SetupError::invalid("--total must be greater than 0"));
-        }
         c.workload.stop.total_events = Some(n);
         c.workload.stop.after = None;
     }
     if let Some(e) = ov.eps {
-        if !(e > 0.0 && e <= crate::config::validate::MAX_EPS) {
-            return Err(SetupError::invalid(
-                "--eps must be above 0 and at most 100000000",
-            ));
+        // A mix given by eps per source keeps its parts, as shares of the new rate.
+        let shares = c.shares();
+        if c.sources.len() > 1 && c.sources.iter().all(|s| s.eps.is_some()) {
+            for (s, share) in c.sources.iter_mut().zip(shares) {
+                s.eps = None;
+                s.share = Some(share);
+            }
         }
         c.workload.profile = ProfileKind::Steady;
         c.workload.eps = Some(e);
