@@ -242,3 +242,58 @@ fn print_config_always_validates_or_is_refused_as_the_run_is() {
         "only {printed} command lines printed a config"
     );
 }
+
+/// A packs directory `sources validate` refuses for a pack's id (none, or one two files
+/// share) is refused by `run` and `validate` too, with the same words, before anything runs.
+#[test]
+fn a_packs_directory_is_read_alike_by_run_validate_and_sources_validate() {
+    let root = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string("packs/linux.syslog.yaml").unwrap();
+    let cases = [
+        (
+            "noid",
+            std::fs::read_to_string("tests/corpus/bad-packs/missing-id.yaml").unwrap(),
+            "id: required field is missing",
+        ),
+        ("dup", good.clone(), "pack id linux.syslog is also"),
+    ];
+    for (name, second, want) in cases {
+        let dir = root.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("a.yaml"), &good).unwrap();
+        std::fs::write(dir.join("b.yaml"), &second).unwrap();
+        let d = dir.to_str().unwrap();
+        let sv = bin().args(["sources", "validate", d]).output().unwrap();
+        let v = bin()
+            .args([
+                "validate",
+                "--config",
+                "examples/steady-smoke.yaml",
+                "--packs",
+                d,
+            ])
+            .output()
+            .unwrap();
+        let r = run_bounded(&[
+            "--url",
+            "builtin",
+            "--source",
+            "linux.syslog",
+            "--duration",
+            "1s",
+            "--packs",
+            d,
+        ]);
+        for (what, o) in [("sources validate", &sv), ("validate", &v), ("run", &r)] {
+            assert_eq!(o.status.code(), Some(2), "{name}: {what}: {}", all(o));
+            assert!(all(o).contains(want), "{name}: {what}: {}", all(o));
+        }
+        let sv_line = errors(&sv).into_iter().find(|l| l.contains(want)).unwrap();
+        assert!(
+            errors(&r).iter().any(|l| l.starts_with(&sv_line)),
+            "{name}: run {:?} does not say {sv_line:?}",
+            errors(&r)
+        );
+        assert_eq!(errors(&r), errors(&v), "{name}");
+    }
+}

@@ -70,6 +70,11 @@ pub fn check(c: &Config, store: &Store, packs: Option<&dyn PackIndex>) -> crate:
 /// Runs every rule. `store` is where `token_secret` names are looked up; `packs`, when given,
 /// is where `source.id` and `source.version` are checked.
 pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn PackIndex>) {
+    if !list_lengths(c, r) {
+        // Nothing more is checked of a config with a list over its bound: the checks below
+        // go over every entry.
+        return;
+    }
     top(c, r);
     if let Some(p) = packs {
         request_cap(c, p, r);
@@ -120,6 +125,69 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
     if let Some(v) = &c.verify {
         verify(v, c, r);
     }
+}
+
+/// Every list within its bound (`schema::MAX_*`): the reader refuses a longer one in a file
+/// before reading it; this holds for a config made in code. False when one is over.
+fn list_lengths(c: &Config, r: &mut Reader) -> bool {
+    let w = &c.observability.watch;
+    let http = c.target.http.as_ref();
+    let launch = c.observability.target.as_ref();
+    let lists = [
+        ("target.url", c.target.urls.len(), MAX_TARGETS),
+        ("source", c.sources.len(), MAX_MIX),
+        (
+            "workload.steps",
+            c.workload.steps.as_ref().map_or(0, Vec::len),
+            MAX_STEPS,
+        ),
+        ("faults", c.faults.len(), MAX_FAULTS),
+        ("observability.watch.pids", w.pids.len(), MAX_WATCH),
+        ("observability.watch.names", w.names.len(), MAX_WATCH),
+        ("observability.watch.cgroups", w.cgroups.len(), MAX_WATCH),
+        (
+            "observability.target.args",
+            launch.map_or(0, |t| t.args.len()),
+            MAX_ARGS,
+        ),
+        (
+            "observability.target.env",
+            launch.map_or(0, |t| t.env.len()),
+            MAX_ENV,
+        ),
+        (
+            "target.http.headers",
+            http.map_or(0, |h| h.headers.len()),
+            MAX_HEADERS,
+        ),
+        (
+            "target.http.expect_status",
+            http.map_or(0, |h| h.expect_status.len()),
+            MAX_EXPECT_STATUS,
+        ),
+        (
+            "verify.sources",
+            c.verify.as_ref().map_or(0, |v| v.sources.len()),
+            MAX_VERIFY_SOURCES,
+        ),
+    ];
+    let mut ok = true;
+    for (path, n, max) in lists {
+        if n > max {
+            r.error(path, format!("{n} entries: at most {max}"));
+            ok = false;
+        }
+    }
+    for (i, f) in c.faults.iter().enumerate() {
+        if f.args.len() > MAX_ARGS {
+            r.error(
+                &format!("faults[{i}].args"),
+                format!("{} entries: at most {MAX_ARGS}", f.args.len()),
+            );
+            ok = false;
+        }
+    }
+    ok
 }
 
 /// `faults:`, `target.builtin` and `slo.max_recovery`: each fault fits its action and its
