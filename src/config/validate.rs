@@ -33,8 +33,7 @@ pub const MAX_RETRY_TIME: std::time::Duration = std::time::Duration::from_secs(8
 pub const MAX_LINGER: std::time::Duration = std::time::Duration::from_secs(3600);
 /// Longest backfill `timestamps.span` (about ten years).
 pub const MAX_SPAN: std::time::Duration = std::time::Duration::from_secs(3650 * 86_400);
-/// `source.memory` (a replay held in memory) between these.
-pub const MIN_REPLAY_MEMORY: u64 = 1 << 20;
+/// Most of `source.memory` (a replay held in memory; a larger recording is streamed).
 pub const MAX_REPLAY_MEMORY: u64 = 16 << 30;
 /// Highest latency objective: the latency histograms end at 60 s, so a bound above it could
 /// never fail.
@@ -63,13 +62,25 @@ pub trait PackIndex {
 /// so what `validate` refuses a run refuses with the same words.
 pub fn check(c: &Config, store: &Store, packs: Option<&dyn PackIndex>) -> crate::yaml::diag::Diags {
     let mut r = Reader::default();
-    validate(c, &mut r, store, packs);
+    rules(c, &mut r, store, packs, false);
     r.diags
 }
 
 /// Runs every rule. `store` is where `token_secret` names are looked up; `packs`, when given,
 /// is where `source.id` and `source.version` are checked.
 pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn PackIndex>) {
+    rules(c, r, store, packs, true);
+}
+
+/// Every rule; `read_recording`: read a replayed recording as the run will (`check` leaves
+/// that to the run's plan, which reads it next and refuses it in the same words).
+fn rules(
+    c: &Config,
+    r: &mut Reader,
+    store: &Store,
+    packs: Option<&dyn PackIndex>,
+    read_recording: bool,
+) {
     if !list_lengths(c, r) {
         // Nothing more is checked of a config with a list over its bound: the checks below
         // go over every entry.
@@ -81,6 +92,7 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
         data_rate_eps(c, p, r);
     }
     target(&c.target, r, store);
+    tls_client(c, r);
     if c.workload.profile == Profile::Closed && c.target.adapter != Adapter::Http {
         r.error(
             "workload.profile",
@@ -97,7 +109,7 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
     }
     mix(c, r);
     if let Some(rp) = &c.replay {
-        replay(rp, r);
+        replay(rp, r, read_recording);
     }
     if c.has_events()
         && c.target
@@ -412,6 +424,48 @@ fn target(t: &Target, r: &mut Reader, store: &Store) {
     }
     if let Some(tls) = &t.tls {
         tls_rules(tls, t, r);
+    }
+}
+
+/// The TLS client built for each target as the run builds it, once the files it names are
+/// there (until then `tls_rules` warns): a CA, certificate or key the run would refuse is
+/// refused here, with the run's words.
+fn tls_client(c: &Config, r: &mut Reader) {
+    let Some(tls) = &c.target.tls else { return };
+    let files = [&tls.ca_file, &tls.client_cert, &tls.client_key];
+    if files
+        .iter()
+        .any(|f| f.as_ref().is_some_and(|f| !Path::new(f).is_file()))
+        || !matches!(
+            scheme_of(&c.target.url).as_deref(),
+            Some("https" | "tls" | "relp+tls")
+        )
+    {
+        return;
+    }
+    let settings = crate::run::plan::tls_settings(c);
+    let urls = if c.target.urls.is_empty() {
+        std::slice::from_ref(&c.target.url)
+    } else {
+        c.target.urls.as_slice()
+    };
+    for u in urls {
+        let Some(host) = url::Url::parse(u)
+            .ok()
+            .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_string()))
+        else {
+            continue;
+        };
+        if let Err(e) = crate::net::tls::client(&settings, &host) {
+            match e
+                .split_once(": ")
+                .filter(|(p, _)| p.starts_with("target.tls."))
+            {
+                Some((path, rest)) => r.error(path, rest),
+                None => r.error("target.tls", e),
+            }
+            return;
+        }
     }
 }
 
@@ -1124,12 +1178,13 @@ fn source(s: &Source, at: &str, mode: Mode, r: &mut Reader, packs: Option<&dyn P
 
 /// `source: { file: … }`: the files are there, a given timestamp regex compiles and its
 /// format is one the packs write.
-fn replay(rp: &Replay, r: &mut Reader) {
-    if !(MIN_REPLAY_MEMORY..=MAX_REPLAY_MEMORY).contains(&rp.memory.0) {
+fn replay(rp: &Replay, r: &mut Reader, read: bool) {
+    let errors = r.diags.errors().count();
+    if rp.memory.0 > MAX_REPLAY_MEMORY {
         r.error(
             "source.memory",
             format!(
-                "must be between 1MiB and 16GiB (larger recordings are streamed), found {}",
+                "{} is above the maximum of 16GiB (larger recordings are streamed)",
                 rp.memory
             ),
         );
@@ -1151,6 +1206,13 @@ fn replay(rp: &Replay, r: &mut Reader) {
                 ),
             );
         }
+    }
+    // The recording read as the run reads it, once nothing above is wrong with its settings.
+    if read
+        && r.diags.errors().count() == errors
+        && let Err(e) = crate::run::plan::load_recording(rp)
+    {
+        r.error("source.file", e);
     }
 }
 

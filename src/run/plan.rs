@@ -317,31 +317,13 @@ fn replay_syslog() -> crate::pack::load::SyslogDefaults {
 
 /// The recording `cfg` replays, read and indexed.
 fn replay_plan(cfg: &Config) -> Result<Option<ReplayPlan>, SetupError> {
-    use crate::config::schema::{ReplayFormat, ReplayTimes};
-    use crate::generate::replay::{self, Format, Locate, Times};
+    use crate::config::schema::ReplayTimes;
+    use crate::generate::replay::Times;
     let Some(r) = &cfg.replay else {
         return Ok(None);
     };
-    let bad = |e: String| SetupError::invalid(format!("source.file: {e}"));
-    let files = replay::expand(&r.file).map_err(bad)?;
-    let locate = match &r.timestamp {
-        Some(t) => Locate::Given {
-            regex: t.regex.clone(),
-            format: crate::generate::time::TsFormat::parse(&t.format).ok_or_else(|| {
-                SetupError::invalid(format!(
-                    "source.timestamp.format: {:?} is not one",
-                    t.format
-                ))
-            })?,
-        },
-        None => Locate::Auto,
-    };
-    let format = match r.format {
-        ReplayFormat::Lines => Format::Lines,
-        ReplayFormat::Ndjson => Format::Ndjson,
-    };
     let recording =
-        replay::Recording::load_within(files, format, &locate, r.memory.0).map_err(bad)?;
+        load_recording(r).map_err(|e| SetupError::invalid(format!("source.file: {e}")))?;
     Ok(Some(ReplayPlan {
         recording: Arc::new(recording),
         times: match r.timestamps {
@@ -351,6 +333,30 @@ fn replay_plan(cfg: &Config) -> Result<Option<ReplayPlan>, SetupError> {
         },
         looped: r.looped,
     }))
+}
+
+/// `source: { file: … }` read and indexed as a run reads it (held in memory up to
+/// `source.memory`, else its head for a stream): `validate` reads it so too, so a recording
+/// a run refuses (no lines, a line that is not JSON, no timestamp found) is refused there.
+pub fn load_recording(
+    r: &crate::config::schema::Replay,
+) -> Result<crate::generate::replay::Recording, String> {
+    use crate::config::schema::ReplayFormat;
+    use crate::generate::replay::{self, Format, Locate};
+    let files = replay::expand(&r.file)?;
+    let locate = match &r.timestamp {
+        Some(t) => Locate::Given {
+            regex: t.regex.clone(),
+            format: crate::generate::time::TsFormat::parse(&t.format)
+                .ok_or_else(|| format!("source.timestamp.format: {:?} is not one", t.format))?,
+        },
+        None => Locate::Auto,
+    };
+    let format = match r.format {
+        ReplayFormat::Lines => Format::Lines,
+        ReplayFormat::Ndjson => Format::Ndjson,
+    };
+    replay::Recording::load_within(files, format, &locate, r.memory.0)
 }
 
 /// A scenario resolved for a run: against the run's entity pools, its seed the file's or
@@ -1159,7 +1165,9 @@ fn destination(
     }))
 }
 
-fn tls_settings(cfg: &Config) -> TlsSettings {
+/// The TLS settings of `cfg`'s target (`validate` builds the client from them as the run
+/// does, so a CA or key file the run would refuse is refused there).
+pub fn tls_settings(cfg: &Config) -> TlsSettings {
     let Some(t) = &cfg.target.tls else {
         return TlsSettings::default();
     };
