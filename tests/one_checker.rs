@@ -182,6 +182,18 @@ fn command_lines() -> Vec<Vec<String>> {
         .iter()
         .map(|l| l.iter().map(|s| s.to_string()).collect())
         .collect();
+    // A file that is whole only with its flags: judged with them.
+    lines.push(
+        [
+            "--config",
+            "tests/corpus/bad/slo-watched-nothing.yaml",
+            "--watch",
+            "pid:1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    );
     for example in [
         "steady-smoke",
         "ceiling",

@@ -253,7 +253,7 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
         None => secrets::default_dir().map_err(SetupError::invalid)?,
     };
     let store = Store::new(dir);
-    let (loaded, origin) = load(a, &flags, &store, &catalog)?;
+    let (loaded, origin) = load(a, (&flags, &ov), &store, &catalog)?;
     // The overrides a config can hold go into it (so the report's config, and
     // `--print-config`, say them), and the result is read back through the validator: what
     // `validate` refuses in a file, the flags cannot make a run take.
@@ -288,7 +288,7 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
 /// the last two read back through the loader and validator as text; and where it came from.
 fn load(
     a: &Args,
-    flags: &Flags,
+    (flags, ov): (&Flags, &Overrides),
     store: &Store,
     catalog: &Catalog,
 ) -> Result<(run::LoadedConfig, String), SetupError> {
@@ -313,7 +313,14 @@ fn load(
         let text = crate::config::text::to_yaml(&v);
         return Ok((read(&text, &origin)?, origin));
     };
-    let file = run::load_config(path, store, catalog)?;
+    // The file is judged with the overrides it will run with (`--watch` for an objective on
+    // watched processes, say), its own fields keeping their lines.
+    let mut fold = |c: &mut crate::config::schema::Config| {
+        // A refused `--threads` is refused by the plan, with its words.
+        let _ = run_config::fold(c, ov);
+    };
+    let file = run::load_config_adjusted(path, store, catalog, &mut fold)
+        .map_err(|e| run_config::name_flags(e, &run_config::override_fields(ov)))?;
     let origin = format!("{} with the command line", path.display());
     if flags.is_empty() {
         return Ok((file, origin));

@@ -294,13 +294,6 @@ pub fn fold(c: &mut Config, ov: &Overrides) -> Result<(), SetupError> {
     if let Some(l) = ov.linger {
         o.linger = crate::config::units::Dur(l);
     }
-    for w in &ov.watch {
-        match w {
-            crate::run::plan::WatchArg::Pid(p) => o.watch.pids.push(*p),
-            crate::run::plan::WatchArg::Name(n) => o.watch.names.push(n.clone()),
-            crate::run::plan::WatchArg::Cgroup(p) => o.watch.cgroups.push(p.clone()),
-        }
-    }
     Ok(())
 }
 
@@ -321,7 +314,13 @@ pub fn folded(
     if v == text::value(&loaded.config) {
         return Ok(loaded);
     }
-    let given = [
+    crate::run::load_generated(&text::to_yaml(&v), origin, store, catalog)
+        .map_err(|e| name_flags(e, &override_fields(ov)))
+}
+
+/// The config fields `ov` sets, each with its flag (for `name_flags`).
+pub fn override_fields(ov: &Overrides) -> [(&'static str, &'static str, bool); 8] {
+    [
         ("workload.workers", "--workers", ov.workers.is_some()),
         ("workload.eps", "--eps", ov.eps.is_some()),
         ("workload.stop.after", "--duration", ov.duration.is_some()),
@@ -338,9 +337,7 @@ pub fn folded(
         ),
         ("observability.linger", "--linger", ov.linger.is_some()),
         ("observability.watch", "--watch", !ov.watch.is_empty()),
-    ];
-    crate::run::load_generated(&text::to_yaml(&v), origin, store, catalog)
-        .map_err(|e| name_flags(e, &given))
+    ]
 }
 
 /// The messages of `e` about a field a flag set, with the flag named after the field:

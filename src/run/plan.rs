@@ -476,6 +476,24 @@ pub fn load_config(
     checked(loaded, &path.display().to_string(), true)
 }
 
+/// As `load_config`, with `adjust` applied before the rules judge the config
+/// (`config::load_adjusted`: a run's overrides).
+pub fn load_config_adjusted(
+    path: &Path,
+    store: &Store,
+    catalog: &Catalog,
+    adjust: &mut dyn FnMut(&mut Config),
+) -> Result<LoadedConfig, SetupError> {
+    if std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Err(SetupError::invalid(format!(
+            "{}: not found",
+            path.display()
+        )));
+    }
+    let loaded = crate::config::load_adjusted(path, store, Some(catalog), adjust);
+    checked(loaded, &path.display().to_string(), true)
+}
+
 /// As `load_config`, from text (`name` says where it came from in messages).
 pub fn load_text(
     text: &str,
@@ -675,7 +693,7 @@ pub fn plan(
         };
     }
     let serve = serve_plan(&cfg, ov)?;
-    let watch = watch_plan(&cfg, ov);
+    let watch = watch_plan(&cfg);
     let faults = crate::run::fault::plan(&cfg)?;
     let verify = verify_plan(&cfg)?;
     if ov.scenario.is_some() && http.is_some() {
@@ -930,22 +948,17 @@ fn scenario_plan(
     }))
 }
 
-fn watch_plan(cfg: &Config, ov: &Overrides) -> WatchPlan {
+/// What `cfg` watches and launches (`--watch` is in its `observability.watch` already:
+/// `apply_overrides`).
+fn watch_plan(cfg: &Config) -> WatchPlan {
     let w = &cfg.observability.watch;
-    let mut spec = WatchSpec {
+    let spec = WatchSpec {
         pids: w.pids.clone(),
         names: w.names.clone(),
         cgroups: w.cgroups.iter().map(std::path::PathBuf::from).collect(),
         children: w.children,
         include_self: w.own,
     };
-    for a in &ov.watch {
-        match a {
-            WatchArg::Pid(p) => spec.pids.push(*p),
-            WatchArg::Name(n) => spec.names.push(n.clone()),
-            WatchArg::Cgroup(c) => spec.cgroups.push(c.into()),
-        }
-    }
     let launch = cfg.observability.target.as_ref().map(|t| {
         let mut l = LaunchSpec::new(t.command.clone());
         l.args = t.args.clone();
@@ -1002,6 +1015,17 @@ pub fn apply_overrides(c: &mut Config, ov: &Overrides) -> Result<(), SetupError>
     }
     if let Some(s) = ov.seed {
         c.seed = Some(s);
+    }
+    // `--watch` joins `observability.watch`, each once however often the overrides are
+    // applied (the command line folds them into the config before the plan applies them).
+    let w = &mut c.observability.watch;
+    for a in &ov.watch {
+        match a {
+            WatchArg::Pid(p) if !w.pids.contains(p) => w.pids.push(*p),
+            WatchArg::Name(n) if !w.names.contains(n) => w.names.push(n.clone()),
+            WatchArg::Cgroup(g) if !w.cgroups.contains(g) => w.cgroups.push(g.clone()),
+            _ => {}
+        }
     }
     Ok(())
 }
@@ -1259,6 +1283,50 @@ mod tests {
             let e = plan_of(BASE, &ov).err().expect("refused");
             assert_eq!(e.exit(), crate::exit::Exit::Invalid, "{e}");
         }
+    }
+
+    /// The validator judges the config as the run uses it: overrides applied, `--watch`
+    /// included (once, however often the overrides are applied).
+    #[test]
+    fn overrides_are_judged_by_the_validators_rules() {
+        let e = plan_of(
+            BASE,
+            &Overrides {
+                workers: Some(5000),
+                ..Overrides::default()
+            },
+        )
+        .err()
+        .expect("refused");
+        assert_eq!(
+            e.messages(),
+            vec!["workload.workers: must be between 1 and 4096 connections, found 5000"]
+        );
+        let e = plan_of(
+            BASE,
+            &Overrides {
+                eps: Some(1e-19),
+                ..Overrides::default()
+            },
+        )
+        .err()
+        .expect("refused");
+        assert!(e.messages()[0].starts_with("workload.eps: "), "{e}");
+        let store = Store::new("/nonexistent/store".into());
+        let catalog = Catalog::discover(None).unwrap();
+        let mut c = load_text(BASE, "t.yaml", &store, &catalog).unwrap().config;
+        c.slo.max_watched_rss = Some(crate::config::units::Size(1 << 30));
+        let e = plan(c.clone(), &Overrides::default(), &catalog, &store)
+            .err()
+            .expect("nothing watched");
+        assert!(e.messages()[0].starts_with("slo.max_watched_rss: "), "{e}");
+        let ov = Overrides {
+            watch: vec![WatchArg::Pid(std::process::id())],
+            ..Overrides::default()
+        };
+        apply_overrides(&mut c, &ov).unwrap();
+        let p = plan(c, &ov, &catalog, &store).unwrap();
+        assert_eq!(p.watch.spec.pids, vec![std::process::id()]);
     }
 
     #[test]
