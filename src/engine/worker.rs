@@ -365,8 +365,9 @@ pub const WAKE: Token = Token(usize::MAX);
 /// from the first second, and many idle connections do not each hold two full slots (1,024
 /// connections held 2.2 GB).
 pub const RESIDENT_SLOT_BYTES: usize = 128 << 20;
-/// However large its batches, a worker has this many slots resident.
-const MIN_RESIDENT_SLOTS: usize = 4;
+/// However large its batches or many its fellow workers, a worker has this many slots
+/// resident (256 workers of a 4,096-connection run hold one each).
+const MIN_RESIDENT_SLOTS: usize = 1;
 
 pub fn run(mut p: WorkerPlan) {
     if let Some(core) = p.core {
