@@ -1816,6 +1816,11 @@ fn watch(o: &Observability, s: &Slo, r: &mut Reader) {
                 &format!("observability.watch.pids[{i}]"),
                 format!("{pid} is not a process id (1 to {MAX_PID})"),
             );
+        } else if !Path::new(&format!("/proc/{pid}")).exists() {
+            r.warning(
+                &format!("observability.watch.pids[{i}]"),
+                format!("no process with PID {pid} now; a run refuses one that is not there"),
+            );
         }
     }
     for (i, n) in w.names.iter().enumerate() {
@@ -1831,6 +1836,11 @@ fn watch(o: &Observability, s: &Slo, r: &mut Reader) {
             r.error(
                 &format!("observability.watch.cgroups[{i}]"),
                 format!("{c:?} is not a cgroup v2 directory (absolute, or under /sys/fs/cgroup)"),
+            );
+        } else if !Path::new("/sys/fs/cgroup").join(c).is_dir() {
+            r.warning(
+                &format!("observability.watch.cgroups[{i}]"),
+                format!("{c:?} is not a directory now; a run refuses a cgroup that is not there"),
             );
         }
     }
