@@ -151,6 +151,10 @@ pub struct ScenarioPlan {
     pub wire: Framings,
 }
 
+/// How long past the drain workers may take to end once the run is ending (a stop, an abort
+/// or the schedule's end) before the coordinator gives up on them.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
 /// How often the coordinator publishes a snapshot.
 pub const SNAPSHOT_EVERY: Duration = Duration::from_secs(1);
 
@@ -231,6 +235,8 @@ pub fn run_with(
     };
     let mut interrupted = false;
     let mut last_publish = start;
+    let (mut last_check, mut ending) = (start, None::<Instant>);
+    let mut gave_up = false;
     loop {
         let mut poked = false;
         crossbeam_channel::select! {
@@ -239,11 +245,7 @@ pub fn run_with(
                 Err(_) => break,
             },
             recv(steer.poke) -> _ => poked = true,
-            default(Duration::from_millis(200)) => {
-                if co.lost_workers(&workers) {
-                    break;
-                }
-            }
+            default(Duration::from_millis(200)) => {}
         }
         if signalled.load(Ordering::Relaxed) && !interrupted {
             interrupted = true;
@@ -252,13 +254,32 @@ pub fn run_with(
         if co.merger.all_done() && co.lane.as_ref().is_none_or(Merger::all_done) {
             break;
         }
+        if last_check.elapsed() >= Duration::from_millis(200) {
+            last_check = Instant::now();
+            if co.lost_workers(&workers) {
+                break;
+            }
+            // Workers get the drain and `STOP_GRACE` to end once the run is ending.
+            let now_s = start.elapsed().as_secs_f64();
+            if ending.is_none() && co.state(now_s, false) == RunState::Draining {
+                ending = Some(last_check);
+            }
+            if ending.is_some_and(|t| t.elapsed() > plan.timeouts.drain + STOP_GRACE) {
+                co.give_up_on(&workers);
+                gave_up = true;
+                break;
+            }
+        }
         if poked || last_publish.elapsed() >= SNAPSHOT_EVERY {
             last_publish = Instant::now();
             publish(co.snapshot(false));
         }
     }
     for (_, h) in workers.handles {
-        let _ = h.join();
+        // A worker given up on is left behind (the process ends with the command).
+        if !gave_up || h.is_finished() {
+            let _ = h.join();
+        }
     }
     for id in signals {
         signal_hook::low_level::unregister(id);
@@ -527,6 +548,27 @@ impl Coordinator<'_> {
             }
         }
         workers.handles.iter().all(|(_, h)| h.is_finished())
+    }
+
+    /// The workers that have not sent their last interval long after the run should have
+    /// ended: the run is aborted naming them and their last intervals are taken as empty.
+    fn give_up_on(&mut self, workers: &Workers) {
+        while let Ok(iv) = workers.rx.try_recv() {
+            self.add(iv, workers);
+        }
+        let late: Vec<usize> = workers
+            .handles
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| !self.last_seen.contains(id))
+            .collect();
+        for id in late {
+            self.abort.set(AbortReason::WorkerFailed(format!(
+                "worker thread {id} did not stop within {:.0} s of the run's end",
+                (self.plan.timeouts.drain + STOP_GRACE).as_secs_f64()
+            )));
+            self.add(Interval::lost(id), workers);
+        }
     }
 
     fn add(&mut self, iv: Interval, workers: &Workers) {
@@ -812,6 +854,48 @@ mod tests {
             r.abort.as_ref().map(ToString::to_string).as_deref(),
             Some("worker failed: worker thread 0 panicked: injected failure")
         );
+    }
+
+    /// Lets `never_stops` workers go at the end of the test that holds them.
+    static RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// Worker 0 never stops (nor answers a stop); the others are steady.
+    fn first_never_stops(wp: worker::WorkerPlan) {
+        if wp.id != 0 {
+            return steady(wp);
+        }
+        while !RELEASE.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn a_worker_that_never_stops_is_given_up_on_after_the_drain() {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let t0 = Instant::now();
+        std::thread::spawn(move || {
+            let p = plan(3);
+            let cell = ScheduleCell::new(pacer::Profile::Steady { eps: 10.0 });
+            let stopper = cell.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                let _ = stopper.request_stop(false);
+            });
+            let (_poke_tx, poke) = crossbeam_channel::bounded(1);
+            let r = run_with(p, Steering { cell, poke }, &mut |_| {}, first_never_stops);
+            let _ = tx.send(r);
+        });
+        let r = rx.recv_timeout(Duration::from_secs(20));
+        RELEASE.store(true, Ordering::Relaxed);
+        let r = r.expect("the run ended instead of hanging");
+        // A stop at 0.3 s, the plan's 1 s drain and STOP_GRACE.
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        assert!(
+            matches!(&r.abort, Some(AbortReason::WorkerFailed(m)) if m.contains("worker thread 0 did not stop within 6 s")),
+            "{:?}",
+            r.abort
+        );
+        assert_eq!(r.totals.events_sent, 14);
     }
 
     #[test]
