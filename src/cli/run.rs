@@ -82,7 +82,8 @@ pub struct Args {
     /// events per second (overrides the workload with a steady profile)
     #[argh(option)]
     eps: Option<f64>,
-    /// worker threads, one per core and pinned (default: all cores)
+    /// worker threads, one per core and pinned (default: all cores; 1 to 256, and at most
+    /// one per connection: what runs is said when it is fewer)
     #[argh(option)]
     threads: Option<usize>,
     /// concurrent connections, spread over the threads (default: workload.workers, else 4)
