@@ -12,6 +12,7 @@ pub mod acct;
 pub mod adapter;
 pub mod bytes;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod exit;

@@ -66,14 +66,28 @@ fn invalid_configs_and_flags_exit_2() {
     assert_eq!(o.status.code(), Some(2), "{}", all(&o));
     assert!(all(&o).contains("workload.eps"), "{}", all(&o));
     let good = config("builtin", "{ eps: 10, stop: { after: 1s } }");
-    for flags in [
-        &["--workers", "0"][..],
-        &["--eps", "0"],
-        &["--duration", "1x"],
+    // A flag's value is judged as the config field it sets: the validator's message, the
+    // flag named beside the field.
+    for (flags, named) in [
+        (
+            &["--workers", "0"][..],
+            "error: workload.workers (--workers): ",
+        ),
+        (
+            &["--workers", "5000"],
+            "error: workload.workers (--workers): ",
+        ),
+        (&["--eps", "0"], "error: workload.eps (--eps): "),
+        (&["--eps", "1e-19"], "error: workload.eps (--eps): "),
+        (
+            &["--duration", "0"],
+            "error: workload.stop.after (--duration): ",
+        ),
+        (&["--duration", "1x"], "error: --duration: "),
     ] {
         let o = run(&good, flags);
         assert_eq!(o.status.code(), Some(2), "{flags:?}: {}", all(&o));
-        assert!(all(&o).contains("error: --"), "{flags:?}: {}", all(&o));
+        assert!(all(&o).contains(named), "{flags:?}: {}", all(&o));
     }
     let o = bin()
         .args([
@@ -87,7 +101,7 @@ fn invalid_configs_and_flags_exit_2() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", all(&o));
     assert!(
-        all(&o).contains("--threads must be at least 1"),
+        all(&o).contains("--threads must be between 1 and 256 worker threads"),
         "{}",
         all(&o)
     );

@@ -6,7 +6,7 @@
 use argh::FromArgs;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::exit::Exit;
 use crate::generate::time::{self, NS_PER_SEC};
@@ -98,9 +98,13 @@ fn fail(msg: &str) -> Exit {
 
 pub fn run(a: Args) -> Exit {
     if let Some(r) = a.rate
-        && !(r > 0.0 && r <= 100_000_000.0)
+        && !(crate::config::validate::MIN_EPS..=crate::config::validate::MAX_EPS).contains(&r)
     {
-        return fail("--rate must be above 0 and at most 100000000");
+        return fail(&format!(
+            "--rate must be between {} and {} events per second",
+            crate::config::validate::MIN_EPS,
+            crate::config::validate::MAX_EPS
+        ));
     }
     if a.threads == 0 || a.threads > 256 {
         return fail("--threads must be between 1 and 256");
@@ -219,7 +223,7 @@ pub fn run(a: Args) -> Exit {
     let limit = if a.count == 0 { u64::MAX } else { a.count };
     while next < limit {
         if let Some(r) = a.rate {
-            let due = Duration::from_secs_f64(next as f64 / r);
+            let due = crate::clock::secs(next as f64 / r);
             let elapsed = start.elapsed();
             if due > elapsed {
                 std::thread::sleep(due - elapsed);
@@ -325,7 +329,7 @@ fn replay(a: &Args, anchor: Option<i64>) -> Exit {
     let start = Instant::now();
     for i in 0..limit {
         if let Some(r) = a.rate {
-            let due = Duration::from_secs_f64(i as f64 / r);
+            let due = crate::clock::secs(i as f64 / r);
             if let Some(wait) = due.checked_sub(start.elapsed()) {
                 std::thread::sleep(wait);
             }

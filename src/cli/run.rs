@@ -82,7 +82,8 @@ pub struct Args {
     /// events per second (overrides the workload with a steady profile)
     #[argh(option)]
     eps: Option<f64>,
-    /// worker threads, one per core and pinned (default: all cores)
+    /// worker threads, one per core and pinned (default: all cores; 1 to 256, and at most
+    /// one per connection: what runs is said when it is fewer)
     #[argh(option)]
     threads: Option<usize>,
     /// concurrent connections, spread over the threads (default: workload.workers, else 4)
@@ -253,22 +254,24 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
         None => secrets::default_dir().map_err(SetupError::invalid)?,
     };
     let store = Store::new(dir);
-    let (loaded, origin) = load(a, &flags, &store, &catalog)?;
+    let (loaded, origin) = load(a, (&flags, &ov), &store, &catalog)?;
+    // The overrides a config can hold go into it (so the report's config, and
+    // `--print-config`, say them), and the result is read back through the validator: what
+    // `validate` refuses in a file, the flags cannot make a run take.
+    let loaded = run_config::folded(loaded, &ov, &origin, &store, &catalog)?;
     for w in &loaded.warnings {
         super::err(&format!("warning: {w}"));
     }
     if a.print_config {
         super::out(&run_config::print(
             &loaded.config,
-            &ov,
             &origin,
             &unkept(a),
+            (&store, &catalog),
         )?);
         return Ok(Exit::Ok);
     }
-    // The report's config says what the flags changed too (`--workers`, `--status`, …).
-    let mut config = loaded.config;
-    run_config::fold(&mut config, &ov)?;
+    let config = loaded.config;
     if config.workload.find_ceiling {
         let mut p = ceiling::Params::of(&config.workload);
         if let Some(eps) = a.eps {
@@ -286,17 +289,39 @@ fn start(a: &Args) -> Result<Exit, SetupError> {
 /// the last two read back through the loader and validator as text; and where it came from.
 fn load(
     a: &Args,
-    flags: &Flags,
+    (flags, ov): (&Flags, &Overrides),
     store: &Store,
     catalog: &Catalog,
 ) -> Result<(run::LoadedConfig, String), SetupError> {
+    let given = [
+        ("target.url", "--url", flags.url.is_some()),
+        ("target.adapter", "--adapter", flags.adapter.is_some()),
+        (
+            "target.auth",
+            "--token-env/--token-file/--token-secret",
+            flags.token.is_some(),
+        ),
+        ("source", "--source", flags.sources.is_some()),
+        ("workload.rate", "--rate", flags.rate.is_some()),
+    ];
+    let read = |text: &str, origin: &str| {
+        run::load_generated(text, origin, store, catalog)
+            .map_err(|e| run_config::name_flags(e, &given))
+    };
     let Some(path) = &a.config else {
         let v = flags.own_config()?;
         let origin = "the command line".to_string();
         let text = crate::config::text::to_yaml(&v);
-        return Ok((run::load_generated(&text, &origin, store, catalog)?, origin));
+        return Ok((read(&text, &origin)?, origin));
     };
-    let file = run::load_config(path, store, catalog)?;
+    // The file is judged with the overrides it will run with (`--watch` for an objective on
+    // watched processes, say), its own fields keeping their lines.
+    let mut fold = |c: &mut crate::config::schema::Config| {
+        // A refused `--threads` is refused by the plan, with its words.
+        let _ = run_config::fold(c, ov);
+    };
+    let file = run::load_config_adjusted(path, store, catalog, &mut fold)
+        .map_err(|e| run_config::name_flags(e, &run_config::override_fields(ov)))?;
     let origin = format!("{} with the command line", path.display());
     if flags.is_empty() {
         return Ok((file, origin));
@@ -305,7 +330,7 @@ fn load(
     let mut v = crate::config::text::value(&file.config);
     flags.apply(&mut v)?;
     let text = crate::config::text::to_yaml(&v);
-    Ok((run::load_generated(&text, &origin, store, catalog)?, origin))
+    Ok((read(&text, &origin)?, origin))
 }
 
 /// The flags given that no config key holds, as they were written (for `--print-config`).

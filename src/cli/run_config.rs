@@ -10,9 +10,11 @@
 use serde_json::{Map, Value, json};
 
 use crate::config::schema::{Adapter, AuthScheme, Config};
+use crate::config::secrets::Store;
 use crate::config::text;
 use crate::config::units::{DataRate, parse_data_rate};
-use crate::run::{Overrides, SetupError};
+use crate::pack::Catalog;
+use crate::run::{LoadedConfig, Overrides, SetupError};
 
 /// The source a run without a config sends (as `init` and `probe` default to it).
 pub const DEFAULT_SOURCE: &str = "aws.cloudtrail";
@@ -276,9 +278,6 @@ fn sources(list: &[(String, Option<f64>)], old: Option<Value>) -> Result<Value, 
 pub fn fold(c: &mut Config, ov: &Overrides) -> Result<(), SetupError> {
     crate::run::plan::apply_overrides(c, ov)?;
     let o = &mut c.observability;
-    if let Some(w) = ov.workers {
-        c.workload.workers = Some(w as u32);
-    }
     if let Some(a) = ov.status {
         o.dashboard = true;
         o.dashboard_listen = Some(a.to_string());
@@ -295,26 +294,97 @@ pub fn fold(c: &mut Config, ov: &Overrides) -> Result<(), SetupError> {
     if let Some(l) = ov.linger {
         o.linger = crate::config::units::Dur(l);
     }
-    for w in &ov.watch {
-        match w {
-            crate::run::plan::WatchArg::Pid(p) => o.watch.pids.push(*p),
-            crate::run::plan::WatchArg::Name(n) => o.watch.names.push(n.clone()),
-            crate::run::plan::WatchArg::Cgroup(p) => o.watch.cgroups.push(p.clone()),
-        }
-    }
     Ok(())
 }
 
-/// The YAML `--print-config` prints: `c` with `ov` folded in, defaults left out, after a
-/// comment naming what no config key holds (`unkept`: `--threads 2`, …).
-pub fn print(
-    c: &Config,
+/// `loaded` with what `ov` says that a config can say written into it (`fold`), read back
+/// through the loader and the validator when that changed anything: the config a run of
+/// these flags plans, refused with the validator's messages when the overrides make it one
+/// `validate` would refuse. Unchanged, it is given back as it was (its warnings with lines).
+pub fn folded(
+    loaded: LoadedConfig,
     ov: &Overrides,
     origin: &str,
-    unkept: &[String],
-) -> Result<String, SetupError> {
-    let mut c = c.clone();
+    store: &Store,
+    catalog: &Catalog,
+) -> Result<LoadedConfig, SetupError> {
+    let mut c = loaded.config.clone();
     fold(&mut c, ov)?;
+    let v = text::value(&c);
+    if v == text::value(&loaded.config) {
+        return Ok(loaded);
+    }
+    crate::run::load_generated(&text::to_yaml(&v), origin, store, catalog)
+        .map_err(|e| name_flags(e, &override_fields(ov)))
+}
+
+/// The config fields `ov` sets, each with its flag (for `name_flags`).
+pub fn override_fields(ov: &Overrides) -> [(&'static str, &'static str, bool); 8] {
+    [
+        ("workload.workers", "--workers", ov.workers.is_some()),
+        ("workload.eps", "--eps", ov.eps.is_some()),
+        ("workload.stop.after", "--duration", ov.duration.is_some()),
+        ("workload.stop.total_events", "--total", ov.total.is_some()),
+        (
+            "observability.dashboard_listen",
+            "--status",
+            ov.status.is_some(),
+        ),
+        (
+            "observability.prometheus",
+            "--prometheus",
+            ov.prometheus.is_some(),
+        ),
+        ("observability.linger", "--linger", ov.linger.is_some()),
+        ("observability.watch", "--watch", !ov.watch.is_empty()),
+    ]
+}
+
+/// The messages of `e` about a field a flag set, with the flag named after the field:
+/// `workload.workers (--workers): must be between …` — the message `validate` gives for the
+/// field in a file, where the line stands.
+pub fn name_flags(e: SetupError, given: &[(&str, &str, bool)]) -> SetupError {
+    let SetupError::Invalid(msgs) = e else {
+        return e;
+    };
+    let named = msgs
+        .into_iter()
+        .map(|m| {
+            let Some((path, rest)) = m.split_once(": ") else {
+                return m;
+            };
+            let flag = given.iter().find(|(field, _, set)| {
+                *set && path
+                    .strip_prefix(field)
+                    .is_some_and(|t| t.is_empty() || t.starts_with(['.', '[']))
+            });
+            match flag {
+                Some((_, flag, _)) => format!("{path} ({flag}): {rest}"),
+                None => m,
+            }
+        })
+        .collect();
+    SetupError::Invalid(named)
+}
+
+/// The YAML `--print-config` prints: `c` (overrides folded in already) with its defaults
+/// left out, after a comment naming what no config key holds (`unkept`: `--threads 2`, …).
+/// The text is read back through the loader and the validator before it is given: what it
+/// prints, `validate` takes.
+pub fn print(
+    c: &Config,
+    origin: &str,
+    unkept: &[String],
+    (store, catalog): (&Store, &Catalog),
+) -> Result<String, SetupError> {
+    // Header values and URL credentials are never printed: a config that needs them takes
+    // its token from target.auth (token_env, token_file, token_secret). What is printed is
+    // what is checked, so the printed config validates.
+    let mut v = text::value(c);
+    crate::config::redact::config(&mut v);
+    let redacted = v != text::value(c);
+    let body = text::to_yaml(&text::minimal(&v));
+    crate::run::load_generated(&body, origin, store, catalog)?;
     let mut out = format!(
         "# {origin}, as a config (ingestbench {}): run it with `ingestbench run --config FILE`.\n",
         env!("CARGO_PKG_VERSION")
@@ -325,17 +395,13 @@ pub fn print(
             unkept.join(" ")
         ));
     }
-    // Header values and URL credentials are never printed: a config that needs them
-    // takes its token from target.auth (token_env, token_file, token_secret).
-    let mut v = text::value(&c);
-    crate::config::redact::config(&mut v);
-    if v != text::value(&c) {
+    if redacted {
         out.push_str(
             "# Sensitive header values and URL credentials are shown as <redacted>: give a \
              token through target.auth (token_env, token_file or token_secret).\n",
         );
     }
-    out.push_str(&text::to_yaml(&text::minimal(&v)));
+    out.push_str(&body);
     Ok(out)
 }
 

@@ -323,6 +323,8 @@ fn validate(a: ValidateArgs) -> Exit {
     };
     let entities = Entities::generate(1, &Sizes::default());
     let mut failed = 0;
+    // A run refuses a directory with two packs of one id; so does this.
+    let mut ids: Vec<(String, String)> = Vec::new();
     for f in &files {
         let src = match crate::pack::read_file(f) {
             Ok(src) => src,
@@ -334,7 +336,20 @@ fn validate(a: ValidateArgs) -> Exit {
         };
         let result = pack::open(&src).and_then(|o| o.compile(&entities, true).map(|(_, w)| (o, w)));
         match result {
+            Ok((o, _)) if ids.iter().any(|(i, _)| *i == o.def.id) => {
+                failed += 1;
+                let other = ids
+                    .iter()
+                    .find(|(i, _)| *i == o.def.id)
+                    .map(|(_, f)| f.as_str())
+                    .unwrap_or_default();
+                super::err(&format!(
+                    "error: {}: pack id {} is also {other}'s: give each pack its own id",
+                    src.file, o.def.id
+                ));
+            }
             Ok((o, warnings)) => {
+                ids.push((o.def.id.clone(), src.file.clone()));
                 for w in warnings {
                     super::err(&format!("warning: {w}"));
                 }

@@ -42,11 +42,58 @@ pub fn load(path: &Path, store: &Store, packs: Option<&dyn PackIndex>) -> Loaded
 
 /// As `load`, from text.
 pub fn load_str(text: &str, store: &Store, packs: Option<&dyn PackIndex>) -> Loaded {
+    load_str_adjusted(text, store, packs, &mut |_| {})
+}
+
+/// As `load`, with `adjust` applied to the config as read before the rules judge it (a run's
+/// command-line overrides): what is judged is the config the run would use, the file's
+/// fields keep their lines, and a problem with a field `adjust` changed has no line (the
+/// caller names where its value came from).
+pub fn load_adjusted(
+    path: &Path,
+    store: &Store,
+    packs: Option<&dyn PackIndex>,
+    adjust: &mut dyn FnMut(&mut Config),
+) -> Loaded {
+    match yaml::read_text(path) {
+        Ok(text) => load_str_adjusted(&text, store, packs, adjust),
+        Err(msg) => {
+            let mut diags = Diags::default();
+            diags.error("", None, msg);
+            Loaded {
+                config: None,
+                diags,
+            }
+        }
+    }
+}
+
+/// As `load_adjusted`, from text.
+pub fn load_str_adjusted(
+    text: &str,
+    store: &Store,
+    packs: Option<&dyn PackIndex>,
+    adjust: &mut dyn FnMut(&mut Config),
+) -> Loaded {
     let mut r = Reader::default();
-    let config =
+    let mut config =
         yaml::parse(text, &mut r.diags).and_then(|root| schema::read_config(&mut r, &root));
-    if let Some(c) = &config {
+    let mut changed = Vec::new();
+    if let Some(c) = config.as_mut() {
+        let before = text::value(c);
+        adjust(c);
+        text::changed_paths(&before, &text::value(c), "", &mut changed);
         validate::validate(c, &mut r, store, packs);
+    }
+    for d in &mut r.diags.items {
+        let under = |p: &String| {
+            d.path
+                .strip_prefix(p.as_str())
+                .is_some_and(|t| t.is_empty() || t.starts_with(['.', '[']))
+        };
+        if changed.iter().any(under) {
+            d.pos = None;
+        }
     }
     // Report in file order, whatever order the rules ran in.
     r.diags

@@ -777,12 +777,53 @@ pub struct Slo {
     pub max_recovery: Option<Dur>,
 }
 
-/// One source as a mapping (the form most configs have), a mix as a list.
+/// One source as a mapping (the form most configs have), a mix as a list whose first source
+/// carries the mix's timestamps and accounting, as a mix is written (the others' would be
+/// refused: a mix has one of each).
 fn one_or_list<S: serde::Serializer>(v: &[Source], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
     match v {
         [one] => one.serialize(s),
         [] => s.serialize_none(),
-        many => many.serialize(s),
+        [first, rest @ ..] => {
+            let mut seq = s.serialize_seq(Some(v.len()))?;
+            seq.serialize_element(first)?;
+            for part in rest {
+                seq.serialize_element(&MixPart(part))?;
+            }
+            seq.end()
+        }
+    }
+}
+
+/// A source of a mix after the first: its own keys, without the mix's timestamps and
+/// accounting.
+struct MixPart<'a>(&'a Source);
+
+impl Serialize for MixPart<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let p = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("id", &p.id)?;
+        if let Some(v) = p.share {
+            m.serialize_entry("share", &v)?;
+        }
+        if let Some(v) = p.eps {
+            m.serialize_entry("eps", &v)?;
+        }
+        m.serialize_entry("version", &p.version)?;
+        m.serialize_entry("entities", &Entities(&p.entities))?;
+        m.end()
+    }
+}
+
+/// Entity pool sizes as a mapping, in file order.
+struct Entities<'a>(&'a [(String, u64)]);
+
+impl Serialize for Entities<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        pairs(self.0, s)
     }
 }
 
@@ -803,6 +844,57 @@ fn opt_text<T: std::fmt::Display, S: serde::Serializer>(
 pub const DEFAULT_BATCH_EVENTS: u64 = 500;
 pub const DEFAULT_BATCH_BYTES: u64 = 1_000_000;
 pub const DEFAULT_SYSLOG_MESSAGE_BYTES: u64 = 8192;
+
+/// The most entries each list of a config takes. A longer list is refused whole, before any
+/// of its entries is read, so what a config costs to read and check stays small however
+/// long a list it holds (10,000 sources took 25 s to refuse one by one).
+pub const MAX_STEPS: usize = 1000;
+pub const MAX_FAULTS: usize = 256;
+pub const MAX_HEADERS: usize = 64;
+pub const MAX_EXPECT_STATUS: usize = 64;
+pub const MAX_WATCH: usize = 64;
+pub const MAX_ARGS: usize = 256;
+pub const MAX_ENV: usize = 256;
+pub const MAX_VERIFY_SOURCES: usize = 16;
+pub const MAX_ENTITY_KINDS: usize = 16;
+
+/// The length of the list (or mapping) `node`, when it is over `max`: then refused at `path`,
+/// naming `what` the entries are. True when the list may be read.
+pub fn list_fits(r: &mut Reader, node: &YamlNode, path: &str, max: usize, what: &str) -> bool {
+    let n = match node {
+        YamlNode::Sequence(items) => items.len(),
+        YamlNode::Mapping(m) => m.len(),
+        _ => return true,
+    };
+    if n <= max {
+        return true;
+    }
+    let pos = crate::yaml::pos_of(node);
+    if let Some(p) = pos {
+        r.positions.entry(path.to_string()).or_insert(p);
+    }
+    r.diags.error(
+        path,
+        pos,
+        format!("{n} {what}: at most {max} (the list was not read further)"),
+    );
+    false
+}
+
+/// The list field `key` of `o`, read only when it has at most `max` entries (`list_fits`).
+fn bounded<T: FromYaml>(
+    o: &mut Obj,
+    r: &mut Reader,
+    key: &'static str,
+    (max, what): (usize, &str),
+) -> Option<T> {
+    let node = o.node(key)?;
+    let path = o.child_path(key);
+    if !list_fits(r, node, &path, max, what) {
+        return None;
+    }
+    r.value(node, &path)
+}
 
 /// Reads the top-level mapping. Missing required parts give errors and placeholder values, so
 /// that every other problem in the file is still found; the caller discards the result when
@@ -826,7 +918,7 @@ pub fn read_config(r: &mut Reader, root: &YamlNode) -> Option<Config> {
     let http = target.as_ref().is_some_and(|t| t.adapter == Adapter::Http);
     let mut replay = None;
     let sources = match o.node("source") {
-        Some(YamlNode::Sequence(items)) => read_mix(r, items),
+        Some(n @ YamlNode::Sequence(items)) => read_mix(r, n, items),
         Some(n @ YamlNode::Mapping(m)) if m.get_node("file").is_some() => {
             replay = read_replay(r, n);
             replay.as_ref().map(|_| Vec::new())
@@ -893,7 +985,10 @@ fn read_faults(r: &mut Reader, node: &YamlNode) -> Vec<Fault> {
             return Vec::new();
         }
     };
-    let mut faults = Vec::new();
+    if !list_fits(r, node, "faults", MAX_FAULTS, "faults") {
+        return Vec::new();
+    }
+    let mut faults = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let path = format!("faults[{i}]");
         let Some(mut f) = r.obj(item, &path) else {
@@ -906,7 +1001,7 @@ fn read_faults(r: &mut Reader, node: &YamlNode) -> Vec<Fault> {
             target: f.get(r, "target"),
             for_: f.get(r, "for"),
             command: f.get(r, "command"),
-            args: f.get(r, "args").unwrap_or_default(),
+            args: bounded(&mut f, r, "args", (MAX_ARGS, "arguments")).unwrap_or_default(),
             storm: f.sub(r, "storm", read_sink_faults),
         };
         f.finish(r);
@@ -957,6 +1052,17 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
     let mut o = r.obj(node, "target")?;
     let adapter = o.get(r, "adapter").unwrap_or(Adapter::Lphc);
     let (url, urls) = match o.node("url") {
+        Some(n @ YamlNode::Sequence(_))
+            if !list_fits(
+                r,
+                n,
+                "target.url",
+                crate::config::validate::MAX_TARGETS,
+                "targets",
+            ) =>
+        {
+            (None, Vec::new())
+        }
         Some(YamlNode::Sequence(items)) => {
             let urls: Vec<String> = items
                 .iter()
@@ -1080,11 +1186,13 @@ fn read_target(r: &mut Reader, node: &YamlNode) -> Option<Target> {
     let http = o.sub(r, "http", |r, mut h| {
         let v = HttpSpec {
             method: h.get(r, "method"),
-            headers: h.get(r, "headers").unwrap_or_default(),
+            headers: bounded(&mut h, r, "headers", (MAX_HEADERS, "header lines"))
+                .unwrap_or_default(),
             body: h.get(r, "body"),
             body_file: h.get(r, "body_file"),
             content_type: h.get(r, "content_type"),
-            expect_status: h.get(r, "expect_status").unwrap_or_default(),
+            expect_status: bounded(&mut h, r, "expect_status", (MAX_EXPECT_STATUS, "statuses"))
+                .unwrap_or_default(),
             keepalive: h.get(r, "keepalive").unwrap_or(true),
             timeout: h.get(r, "timeout"),
             unix_socket: h.get(r, "unix_socket"),
@@ -1148,7 +1256,11 @@ fn read_replay(r: &mut Reader, node: &YamlNode) -> Option<Replay> {
 }
 
 /// `source:` as a list: a mix of packs, each `source[i]` read as a single source is.
-fn read_mix(r: &mut Reader, items: &[YamlNode]) -> Option<Vec<Source>> {
+fn read_mix(r: &mut Reader, node: &YamlNode, items: &[YamlNode]) -> Option<Vec<Source>> {
+    let max = crate::config::validate::MAX_MIX;
+    if !list_fits(r, node, "source", max, "sources (a mix)") {
+        return None;
+    }
     if items.is_empty() {
         r.error("source", "an empty list: name at least one source pack");
         return None;
@@ -1170,7 +1282,8 @@ fn read_source(r: &mut Reader, node: &YamlNode, path: &str) -> Option<Source> {
     let share = o.get(r, "share");
     let eps = o.get(r, "eps");
     let version = o.get(r, "version").unwrap_or_else(|| "*".to_string());
-    let entities: Pairs<u64> = o.get(r, "entities").unwrap_or_default();
+    let entities: Pairs<u64> =
+        bounded(&mut o, r, "entities", (MAX_ENTITY_KINDS, "entity kinds")).unwrap_or_default();
     let timestamps = o
         .sub(r, "timestamps", |r, mut t| {
             let ts = Timestamps {
@@ -1303,7 +1416,16 @@ fn read_steps(r: &mut Reader, node: &YamlNode) -> Option<Vec<Step>> {
             return None;
         }
     };
-    let mut steps = Vec::new();
+    if !list_fits(
+        r,
+        node,
+        "workload.steps",
+        MAX_STEPS,
+        "steps (a smooth change is a ramp)",
+    ) {
+        return None;
+    }
+    let mut steps = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let path = format!("workload.steps[{i}]");
         if let Some(mut s) = r.obj(item, &path) {
@@ -1333,9 +1455,10 @@ fn read_observability(r: &mut Reader, mut o: Obj) -> Observability {
             .sub(r, "watch", |r, mut w| {
                 let d = Watch::default();
                 let v = Watch {
-                    pids: w.get(r, "pids").unwrap_or_default(),
-                    names: w.get(r, "names").unwrap_or_default(),
-                    cgroups: w.get(r, "cgroups").unwrap_or_default(),
+                    pids: bounded(&mut w, r, "pids", (MAX_WATCH, "pids")).unwrap_or_default(),
+                    names: bounded(&mut w, r, "names", (MAX_WATCH, "names")).unwrap_or_default(),
+                    cgroups: bounded(&mut w, r, "cgroups", (MAX_WATCH, "cgroups"))
+                        .unwrap_or_default(),
                     children: w.get(r, "children").unwrap_or(d.children),
                     own: w.get(r, "self").unwrap_or(d.own),
                 };
@@ -1344,10 +1467,11 @@ fn read_observability(r: &mut Reader, mut o: Obj) -> Observability {
             })
             .unwrap_or_default(),
         target: o.sub(r, "target", |r, mut t| {
-            let env: Pairs<String> = t.get(r, "env").unwrap_or_default();
+            let env: Pairs<String> =
+                bounded(&mut t, r, "env", (MAX_ENV, "variables")).unwrap_or_default();
             let v = LaunchTarget {
                 command: t.req(r, "command").unwrap_or_default(),
-                args: t.get(r, "args").unwrap_or_default(),
+                args: bounded(&mut t, r, "args", (MAX_ARGS, "arguments")).unwrap_or_default(),
                 env: env.0,
                 ready_port: t.get(r, "ready_port"),
                 ready_timeout: t
@@ -1368,7 +1492,12 @@ fn read_observability(r: &mut Reader, mut o: Obj) -> Observability {
 
 fn read_verify(r: &mut Reader, mut o: Obj) -> Verify {
     let v = Verify {
-        sources: o.req(r, "sources").unwrap_or_default(),
+        sources: match o.node("sources") {
+            Some(n) if !list_fits(r, n, "verify.sources", MAX_VERIFY_SOURCES, "stores") => {
+                Vec::new()
+            }
+            _ => o.req(r, "sources").unwrap_or_default(),
+        },
         settle_timeout: o
             .get(r, "settle_timeout")
             .unwrap_or(Dur(DEFAULT_SETTLE_TIMEOUT)),

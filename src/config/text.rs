@@ -48,6 +48,34 @@ pub fn value(c: &Config) -> Value {
     serde_json::to_value(c).unwrap_or(Value::Null)
 }
 
+/// The paths (`workload.stop.after`, `source[1].share`) where `a` and `b`, two configs'
+/// forms, differ, each at the deepest key that holds the difference.
+pub fn changed_paths(a: &Value, b: &Value, at: &str, out: &mut Vec<String>) {
+    let key = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys().filter(|k| !x.contains_key(*k))) {
+                let null = Value::Null;
+                let (va, vb) = (x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null));
+                changed_paths(va, vb, &key(k), out);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                changed_paths(va, vb, &format!("{at}[{i}]"), out);
+            }
+        }
+        _ if a != b => out.push(at.to_string()),
+        _ => {}
+    }
+}
+
 /// `v` (an object) as block YAML.
 pub fn to_yaml(v: &Value) -> String {
     let mut out = String::new();

@@ -11,10 +11,37 @@ use crate::config::units::Dur;
 use crate::yaml::Reader;
 
 pub const MAX_EPS: f64 = 100_000_000.0;
+/// The lowest rate a schedule takes (one event every 1,000 s): below it the next event's time
+/// is beyond any run (a run at this rate still lasts its `stop.after`).
+pub const MIN_EPS: f64 = 0.001;
+/// Events per second, as every rate field takes them.
+const EPS: (f64, f64) = (MIN_EPS, MAX_EPS);
 pub const MAX_BATCH_EVENTS: u64 = 1_000_000;
 pub const MIN_BATCH_BYTES: u64 = 64;
 pub const MAX_BATCH_BYTES: u64 = 256 << 20;
 pub const MAX_REQUESTS_PER_SEC: f64 = 10_000_000.0;
+/// The lowest request cap: one request every 100 s.
+pub const MIN_REQUESTS_PER_SEC: f64 = 0.01;
+/// The longest a run, a step, a ramp or a fault may last (30 days), and the latest a fault
+/// may come: a schedule stays within what every clock holds.
+pub const MAX_RUN: std::time::Duration = std::time::Duration::from_secs(30 * 86_400);
+/// Most events a run may be asked for (`stop.total_events`).
+pub const MAX_TOTAL_EVENTS: u64 = 1_000_000_000_000_000;
+/// Longest `target.retry.max_time`.
+pub const MAX_RETRY_TIME: std::time::Duration = std::time::Duration::from_secs(86_400);
+/// Longest `observability.linger`.
+pub const MAX_LINGER: std::time::Duration = std::time::Duration::from_secs(3600);
+/// Longest backfill `timestamps.span` (about ten years).
+pub const MAX_SPAN: std::time::Duration = std::time::Duration::from_secs(3650 * 86_400);
+/// Most of `source.memory` (a replay held in memory; a larger recording is streamed).
+pub const MAX_REPLAY_MEMORY: u64 = 16 << 30;
+/// Highest latency objective: the latency histograms end at 60 s, so a bound above it could
+/// never fail.
+pub const MAX_LATENCY_MS: f64 = (crate::stats::MAX_LATENCY_US / 1000) as f64;
+/// Highest `slo.max_watched_cpu_cores`.
+pub const MAX_CPU_CORES: f64 = 4096.0;
+/// Highest process id Linux gives (`PID_MAX_LIMIT`).
+pub const MAX_PID: u32 = 4_194_304;
 pub const MAX_ENTITY_POOL: u64 = 10_000_000;
 pub const MAX_SYSLOG_MESSAGE: u64 = 1 << 20;
 pub const MAX_UDP_PAYLOAD: u64 = 65_507;
@@ -29,14 +56,43 @@ pub trait PackIndex {
     }
 }
 
+/// Every rule of `validate`, for a config made or changed in code (a run's command-line
+/// overrides applied, a ceiling step, a config the panel builds): the same messages, naming
+/// the field, with no line (there is no file). `run::plan` plans nothing with an error here,
+/// so what `validate` refuses a run refuses with the same words.
+pub fn check(c: &Config, store: &Store, packs: Option<&dyn PackIndex>) -> crate::yaml::diag::Diags {
+    let mut r = Reader::default();
+    rules(c, &mut r, store, packs, false);
+    r.diags
+}
+
 /// Runs every rule. `store` is where `token_secret` names are looked up; `packs`, when given,
 /// is where `source.id` and `source.version` are checked.
 pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn PackIndex>) {
+    rules(c, r, store, packs, true);
+}
+
+/// Every rule; `read_recording`: read a replayed recording as the run will (`check` leaves
+/// that to the run's plan, which reads it next and refuses it in the same words).
+fn rules(
+    c: &Config,
+    r: &mut Reader,
+    store: &Store,
+    packs: Option<&dyn PackIndex>,
+    read_recording: bool,
+) {
+    if !list_lengths(c, r) {
+        // Nothing more is checked of a config with a list over its bound: the checks below
+        // go over every entry.
+        return;
+    }
     top(c, r);
     if let Some(p) = packs {
         request_cap(c, p, r);
+        data_rate_eps(c, p, r);
     }
     target(&c.target, r, store);
+    tls_client(c, r);
     if c.workload.profile == Profile::Closed && c.target.adapter != Adapter::Http {
         r.error(
             "workload.profile",
@@ -53,7 +109,7 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
     }
     mix(c, r);
     if let Some(rp) = &c.replay {
-        replay(rp, r);
+        replay(rp, r, read_recording);
     }
     if c.has_events()
         && c.target
@@ -67,6 +123,12 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
         );
     }
     workload(&c.workload, r);
+    if c.workload.find_ceiling {
+        for (path, m) in ceiling_outputs(&c.observability) {
+            r.error(path, m);
+        }
+    }
+    shards(c, r);
     data_rate(c, r);
     observability(&c.observability, r);
     watch(&c.observability, &c.slo, r);
@@ -75,6 +137,69 @@ pub fn validate(c: &Config, r: &mut Reader, store: &Store, packs: Option<&dyn Pa
     if let Some(v) = &c.verify {
         verify(v, c, r);
     }
+}
+
+/// Every list within its bound (`schema::MAX_*`): the reader refuses a longer one in a file
+/// before reading it; this holds for a config made in code. False when one is over.
+fn list_lengths(c: &Config, r: &mut Reader) -> bool {
+    let w = &c.observability.watch;
+    let http = c.target.http.as_ref();
+    let launch = c.observability.target.as_ref();
+    let lists = [
+        ("target.url", c.target.urls.len(), MAX_TARGETS),
+        ("source", c.sources.len(), MAX_MIX),
+        (
+            "workload.steps",
+            c.workload.steps.as_ref().map_or(0, Vec::len),
+            MAX_STEPS,
+        ),
+        ("faults", c.faults.len(), MAX_FAULTS),
+        ("observability.watch.pids", w.pids.len(), MAX_WATCH),
+        ("observability.watch.names", w.names.len(), MAX_WATCH),
+        ("observability.watch.cgroups", w.cgroups.len(), MAX_WATCH),
+        (
+            "observability.target.args",
+            launch.map_or(0, |t| t.args.len()),
+            MAX_ARGS,
+        ),
+        (
+            "observability.target.env",
+            launch.map_or(0, |t| t.env.len()),
+            MAX_ENV,
+        ),
+        (
+            "target.http.headers",
+            http.map_or(0, |h| h.headers.len()),
+            MAX_HEADERS,
+        ),
+        (
+            "target.http.expect_status",
+            http.map_or(0, |h| h.expect_status.len()),
+            MAX_EXPECT_STATUS,
+        ),
+        (
+            "verify.sources",
+            c.verify.as_ref().map_or(0, |v| v.sources.len()),
+            MAX_VERIFY_SOURCES,
+        ),
+    ];
+    let mut ok = true;
+    for (path, n, max) in lists {
+        if n > max {
+            r.error(path, format!("{n} entries: at most {max}"));
+            ok = false;
+        }
+    }
+    for (i, f) in c.faults.iter().enumerate() {
+        if f.args.len() > MAX_ARGS {
+            r.error(
+                &format!("faults[{i}].args"),
+                format!("{} entries: at most {MAX_ARGS}", f.args.len()),
+            );
+            ok = false;
+        }
+    }
+    ok
 }
 
 /// `faults:`, `target.builtin` and `slo.max_recovery`: each fault fits its action and its
@@ -111,6 +236,18 @@ fn faults(c: &Config, r: &mut Reader) {
     for (i, f) in c.faults.iter().enumerate() {
         if let Err((field, m)) = crate::run::fault::check(c, f) {
             r.error(&format!("faults[{i}].{field}"), m);
+        }
+        if f.at.0 > MAX_RUN {
+            r.error(
+                &format!("faults[{i}].at"),
+                format!("{} is above the maximum of {}", f.at, Dur(MAX_RUN)),
+            );
+        }
+        if let Some(d) = f.for_.filter(|d| d.0 > MAX_RUN) {
+            r.error(
+                &format!("faults[{i}].for"),
+                format!("{d} is above the maximum of {}", Dur(MAX_RUN)),
+            );
         }
         if let Some(end) = ends {
             if f.at.0 >= end {
@@ -149,11 +286,38 @@ fn top(c: &Config, r: &mut Reader) {
     }
 }
 
-fn rate(r: &mut Reader, path: &str, v: f64, max: f64) {
+/// A rate between `min` (above 0) and `max`.
+fn rate(r: &mut Reader, path: &str, v: f64, (min, max): (f64, f64)) {
     if v <= 0.0 {
         r.error(path, format!("must be greater than 0, found {v}"));
+    } else if v < min {
+        r.error(
+            path,
+            format!(
+                "{v} is below the minimum of {min} (one every {} s)",
+                1.0 / min
+            ),
+        );
     } else if v > max {
         r.error(path, format!("{v} is above the maximum of {max}"));
+    }
+}
+
+/// A rate that may be 0 (a burst's low, a ramp's end), else as `rate`.
+fn rate_or_zero(r: &mut Reader, path: &str, v: f64) {
+    if !(0.0..=MAX_EPS).contains(&v) {
+        r.error(path, format!("must be between 0 and {MAX_EPS}, found {v}"));
+    } else if v != 0.0 {
+        rate(r, path, v, EPS);
+    }
+}
+
+/// A duration from above 0 to `max`.
+fn span(r: &mut Reader, path: &str, d: Dur, max: std::time::Duration) {
+    if d.0.is_zero() {
+        r.error(path, "must be greater than 0");
+    } else if d.0 > max {
+        r.error(path, format!("{d} is above the maximum of {}", Dur(max)));
     }
 }
 
@@ -200,7 +364,7 @@ fn target(t: &Target, r: &mut Reader, store: &Store) {
             r,
             "target.limits.max_requests_per_sec",
             v,
-            MAX_REQUESTS_PER_SEC,
+            (MIN_REQUESTS_PER_SEC, MAX_REQUESTS_PER_SEC),
         );
     }
     if !(1..=1000).contains(&t.retry.max_attempts) {
@@ -209,9 +373,7 @@ fn target(t: &Target, r: &mut Reader, store: &Store) {
             format!("must be between 1 and 1000, found {}", t.retry.max_attempts),
         );
     }
-    if t.retry.max_time.0.is_zero() {
-        r.error("target.retry.max_time", "must be greater than 0");
-    }
+    span(r, "target.retry.max_time", t.retry.max_time, MAX_RETRY_TIME);
     if t.compression == Compression::Gzip && !http {
         r.error(
             "target.compression",
@@ -262,6 +424,48 @@ fn target(t: &Target, r: &mut Reader, store: &Store) {
     }
     if let Some(tls) = &t.tls {
         tls_rules(tls, t, r);
+    }
+}
+
+/// The TLS client built for each target as the run builds it, once the files it names are
+/// there (until then `tls_rules` warns): a CA, certificate or key the run would refuse is
+/// refused here, with the run's words.
+fn tls_client(c: &Config, r: &mut Reader) {
+    let Some(tls) = &c.target.tls else { return };
+    let files = [&tls.ca_file, &tls.client_cert, &tls.client_key];
+    if files
+        .iter()
+        .any(|f| f.as_ref().is_some_and(|f| !Path::new(f).is_file()))
+        || !matches!(
+            scheme_of(&c.target.url).as_deref(),
+            Some("https" | "tls" | "relp+tls")
+        )
+    {
+        return;
+    }
+    let settings = crate::run::plan::tls_settings(c);
+    let urls = if c.target.urls.is_empty() {
+        std::slice::from_ref(&c.target.url)
+    } else {
+        c.target.urls.as_slice()
+    };
+    for u in urls {
+        let Some(host) = url::Url::parse(u)
+            .ok()
+            .and_then(|u| u.host_str().map(|h| h.trim_matches(['[', ']']).to_string()))
+        else {
+            continue;
+        };
+        if let Err(e) = crate::net::tls::client(&settings, &host) {
+            match e
+                .split_once(": ")
+                .filter(|(p, _)| p.starts_with("target.tls."))
+            {
+                Some((path, rest)) => r.error(path, rest),
+                None => r.error("target.tls", e),
+            }
+            return;
+        }
     }
 }
 
@@ -440,7 +644,10 @@ fn http_target(t: &Target, r: &mut Reader) {
             ),
         );
     }
-    if r.present("target.retry") {
+    let d = Retry::default();
+    if r.present("target.retry")
+        && (t.retry.max_attempts != d.max_attempts || t.retry.max_time != d.max_time)
+    {
         r.error(
             "target.retry",
             "adapter http does not retry: a failed request counts as failed, as in hey",
@@ -939,9 +1146,9 @@ fn source(s: &Source, at: &str, mode: Mode, r: &mut Reader, packs: Option<&dyn P
             // A deterministic run's clock may start at an anchor: then two runs send the same
             // bytes, timestamps included.
             let anchor_ok = mode == Mode::Deterministic;
-            for k in ["anchor", "span"] {
+            for (k, set) in [("anchor", ts.anchor.is_some()), ("span", ts.span.is_some())] {
                 let p = format!("{at}.timestamps.{k}");
-                if r.present(&p) && !(k == "anchor" && anchor_ok) {
+                if set && !(k == "anchor" && anchor_ok) {
                     r.error(
                         &p,
                         format!("{k} applies to mode backfill (anchor also to a deterministic run's clock); this block uses mode realtime"),
@@ -954,11 +1161,7 @@ fn source(s: &Source, at: &str, mode: Mode, r: &mut Reader, packs: Option<&dyn P
                 &format!("{at}.timestamps.span"),
                 "mode backfill needs a span, e.g. span: 14d",
             ),
-            Some(s) if s.0.is_zero() => r.error(
-                &format!("{at}.timestamps.span"),
-                "span must be greater than 0",
-            ),
-            _ => {}
+            Some(s) => span(r, &format!("{at}.timestamps.span"), s, MAX_SPAN),
         },
     }
     if ts.jitter.0 > std::time::Duration::from_secs(86_400) {
@@ -971,7 +1174,17 @@ fn source(s: &Source, at: &str, mode: Mode, r: &mut Reader, packs: Option<&dyn P
 
 /// `source: { file: … }`: the files are there, a given timestamp regex compiles and its
 /// format is one the packs write.
-fn replay(rp: &Replay, r: &mut Reader) {
+fn replay(rp: &Replay, r: &mut Reader, read: bool) {
+    let errors = r.diags.errors().count();
+    if rp.memory.0 > MAX_REPLAY_MEMORY {
+        r.error(
+            "source.memory",
+            format!(
+                "{} is above the maximum of 16GiB (larger recordings are streamed)",
+                rp.memory
+            ),
+        );
+    }
     if let Err(e) = crate::generate::replay::expand(&rp.file) {
         r.error("source.file", e);
     }
@@ -989,6 +1202,13 @@ fn replay(rp: &Replay, r: &mut Reader) {
                 ),
             );
         }
+    }
+    // The recording read as the run reads it, once nothing above is wrong with its settings.
+    if read
+        && r.diags.errors().count() == errors
+        && let Err(e) = crate::run::plan::load_recording(rp)
+    {
+        r.error("source.file", e);
     }
 }
 
@@ -1027,7 +1247,7 @@ fn mix(c: &Config, r: &mut Reader) {
                 &format!("{at}.share"),
                 format!("must be more than 0 and at most 1, found {v}"),
             ),
-            (None, Some(e)) => rate(r, &format!("{at}.eps"), e, MAX_EPS),
+            (None, Some(e)) => rate(r, &format!("{at}.eps"), e, EPS),
             _ => {}
         }
         if i > 0 {
@@ -1078,7 +1298,9 @@ fn mix(c: &Config, r: &mut Reader) {
                         c.workload.profile
                     ),
                 );
-            } else if r.present("workload.eps") {
+            } else if r.present("workload.eps")
+                && c.workload.eps != Some(c.sources.iter().filter_map(|s| s.eps).sum::<f64>())
+            {
                 r.error(
                     "workload.eps",
                     "the sources' eps give the rate already: leave workload.eps out, or give each source a share",
@@ -1134,7 +1356,7 @@ fn workload(w: &Workload, r: &mut Reader) {
         );
     }
     if let Some(eps) = w.eps {
-        rate(r, "workload.eps", eps, MAX_EPS);
+        rate(r, "workload.eps", eps, EPS);
     }
     let blocks = [
         (
@@ -1196,13 +1418,9 @@ fn workload(w: &Workload, r: &mut Reader) {
         }
     }
     if let Some(b) = &w.burst {
-        rate(r, "workload.burst.high_eps", b.high_eps, MAX_EPS);
-        if b.low_eps < 0.0 || b.low_eps > MAX_EPS {
-            r.error(
-                "workload.burst.low_eps",
-                format!("must be between 0 and {MAX_EPS}, found {}", b.low_eps),
-            );
-        } else if b.low_eps > b.high_eps {
+        rate(r, "workload.burst.high_eps", b.high_eps, EPS);
+        rate_or_zero(r, "workload.burst.low_eps", b.low_eps);
+        if b.low_eps > b.high_eps {
             r.error(
                 "workload.burst.low_eps",
                 format!("low_eps {} is above high_eps {}", b.low_eps, b.high_eps),
@@ -1213,6 +1431,8 @@ fn workload(w: &Workload, r: &mut Reader) {
                 "workload.burst.period",
                 format!("must be at least 100ms, found {}", b.period),
             );
+        } else {
+            span(r, "workload.burst.period", b.period, MAX_RUN);
         }
         if !(b.duty > 0.0 && b.duty < 1.0) {
             r.error(
@@ -1226,32 +1446,20 @@ fn workload(w: &Workload, r: &mut Reader) {
     }
     if let Some(rp) = &w.ramp {
         for (k, v) in [("from_eps", rp.from_eps), ("to_eps", rp.to_eps)] {
-            if !(0.0..=MAX_EPS).contains(&v) {
-                r.error(
-                    &format!("workload.ramp.{k}"),
-                    format!("must be between 0 and {MAX_EPS}, found {v}"),
-                );
-            }
+            rate_or_zero(r, &format!("workload.ramp.{k}"), v);
         }
         if rp.from_eps == 0.0 && rp.to_eps == 0.0 {
             r.error("workload.ramp.to_eps", "a ramp from 0 to 0 sends nothing");
         }
-        if rp.over.0.is_zero() {
-            r.error("workload.ramp.over", "must be greater than 0");
-        }
+        span(r, "workload.ramp.over", rp.over, MAX_RUN);
     }
     if let Some(steps) = &w.steps {
         if steps.is_empty() && !r.present("workload.steps[0]") {
             r.error("workload.steps", "needs at least one {eps, hold} step");
         }
         for (i, s) in steps.iter().enumerate() {
-            rate(r, &format!("workload.steps[{i}].eps"), s.eps, MAX_EPS);
-            if s.hold.0.is_zero() {
-                r.error(
-                    &format!("workload.steps[{i}].hold"),
-                    "must be greater than 0",
-                );
-            }
+            rate(r, &format!("workload.steps[{i}].eps"), s.eps, EPS);
+            span(r, &format!("workload.steps[{i}].hold"), s.hold, MAX_RUN);
         }
     }
     if let Some(after) = w.stop.after
@@ -1282,11 +1490,34 @@ fn workload(w: &Workload, r: &mut Reader) {
                 "give exactly one of stop.after (a duration) and stop.total_events (a count)",
             )
         }
-        (Some(d), None) if d.0.is_zero() => {
-            r.error("workload.stop.after", "must be greater than 0")
-        }
+        (Some(d), None) => span(r, "workload.stop.after", d, MAX_RUN),
         (None, Some(0)) => r.error("workload.stop.total_events", "must be greater than 0"),
+        (None, Some(n)) if n > MAX_TOTAL_EVENTS => r.error(
+            "workload.stop.total_events",
+            format!("{n} is above the maximum of {MAX_TOTAL_EVENTS}"),
+        ),
         _ => {}
+    }
+    if let Some(n) = w.stop.total_events.filter(|n| *n <= MAX_TOTAL_EVENTS)
+        && w.profile != Profile::Closed
+        && !w.find_ceiling
+        && peak_eps(w) > 0.0
+        && n as f64 / peak_eps(w) > MAX_RUN.as_secs_f64()
+    {
+        r.error(
+            "workload.stop.total_events",
+            format!(
+                "{n} events at most {} events/s take longer than {}, the longest run",
+                peak_eps(w),
+                Dur(MAX_RUN)
+            ),
+        );
+    }
+    if w.warmup.0 > MAX_RUN {
+        r.error(
+            "workload.warmup",
+            format!("{} is above the maximum of {}", w.warmup, Dur(MAX_RUN)),
+        );
     }
 }
 
@@ -1319,6 +1550,43 @@ fn step_warmup(w: &Workload, r: &mut Reader) {
     }
 }
 
+/// The outputs of one run that a ceiling search (many runs, one report) cannot have, with why
+/// (`run::ceiling` refuses the same for a config made in code).
+pub fn ceiling_outputs(o: &Observability) -> Vec<(&'static str, String)> {
+    let mut out = Vec::new();
+    if o.hdr_log.is_some() {
+        out.push(("observability.hdr_log", "a ceiling search is many runs; the HDR log records one (leave it out, or run a steady profile at the ceiling)".to_string()));
+    }
+    for (path, on) in [
+        ("observability.dashboard", o.dashboard),
+        ("observability.prometheus", o.prometheus.is_some()),
+    ] {
+        if on {
+            out.push((path, "the status page and /metrics follow one run; a ceiling search prints each step as it is judged instead (leave dashboard and prometheus out)".to_string()));
+        }
+    }
+    out
+}
+
+/// `workload.shards`: what a shard cannot split (a recording each shard would send whole),
+/// and the index each shard needs (`JOB_COMPLETION_INDEX`, or `run --shard I/N`).
+fn shards(c: &Config, r: &mut Reader) {
+    let Some(n) = c.workload.shards else { return };
+    if c.replay.is_some() {
+        r.error(
+            "workload.shards",
+            "source.file with shards: each shard would send the whole recording; run a recording from one process",
+        );
+    }
+    let env = crate::run::shard::INDEX_ENV;
+    if std::env::var_os(env).is_none() {
+        r.warning(
+            "workload.shards",
+            format!("{env} is not set now: each of the {n} shards needs its index there (a Kubernetes Indexed Job sets it), or run --shard I/{n}"),
+        );
+    }
+}
+
 /// `find_ceiling` and `workload.ceiling`: a search runs steady steps of its own, so it takes
 /// no other profile and no stop; its numbers must make a search that ends.
 fn ceiling(w: &Workload, r: &mut Reader) {
@@ -1340,10 +1608,16 @@ fn ceiling(w: &Workload, r: &mut Reader) {
             ),
         );
     }
-    if r.present("workload.stop") {
-        r.warning(
+    if w.stop.after.is_some() || w.stop.total_events.is_some() {
+        r.error(
             "workload.stop",
-            "a ceiling search runs each step for workload.ceiling.warmup + hold; stop is not used",
+            "a ceiling search runs each step for workload.ceiling.warmup + hold: leave stop (and --duration, --total) out",
+        );
+    }
+    if w.shards.is_some() {
+        r.error(
+            "workload.shards",
+            "a ceiling search steps one process's rate: search from one process (leave shards out)",
         );
     }
     let Some(c) = &w.ceiling else { return };
@@ -1353,7 +1627,7 @@ fn ceiling(w: &Workload, r: &mut Reader) {
         ("min_eps", c.min_eps),
     ] {
         if let Some(v) = v {
-            rate(r, &format!("workload.ceiling.{key}"), v, MAX_EPS);
+            rate(r, &format!("workload.ceiling.{key}"), v, EPS);
         }
     }
     if let (Some(lo), Some(hi)) = (c.start_eps.or(w.eps), c.max_eps)
@@ -1425,6 +1699,8 @@ fn data_rate(c: &Config, r: &mut Reader) {
     let at = "workload.rate";
     if rate.bytes.0 == 0 {
         r.error(at, format!("must be greater than 0, found {rate}"));
+    } else if rate.bytes_per_s() > MAX_DATA_RATE {
+        r.error(at, format!("{rate} is above the maximum of 100GB/s"));
     }
     if w.profile != Profile::Steady {
         r.error(
@@ -1457,6 +1733,35 @@ fn data_rate(c: &Config, r: &mut Reader) {
     }
 }
 
+/// Highest `workload.rate`, bytes per second (100 GB/s).
+pub const MAX_DATA_RATE: f64 = 1e11;
+
+/// `workload.rate` over the sources' mean event size (as the packs render it, before
+/// framing; the run measures it framed and refuses the same range) comes to a rate in events
+/// per second a schedule takes.
+fn data_rate_eps(c: &Config, packs: &dyn PackIndex, r: &mut Reader) {
+    let Some(rate) = c.workload.rate.filter(|d| d.bytes.0 > 0) else {
+        return;
+    };
+    let shares = c.shares();
+    let mut mean = 0.0;
+    for (s, share) in c.sources.iter().zip(&shares) {
+        match packs.mean_event_bytes(&s.id) {
+            Some(b) if b > 0.0 => mean += share * b,
+            _ => return,
+        }
+    }
+    let eps = rate.bytes_per_s() / mean;
+    if !(MIN_EPS..=MAX_EPS).contains(&eps) {
+        r.error(
+            "workload.rate",
+            format!(
+                "{rate} over a mean event of about {mean:.0} bytes is {eps:.6} events/s; it must come to between {MIN_EPS} and {MAX_EPS}"
+            ),
+        );
+    }
+}
+
 /// The highest rate a workload asks for.
 pub fn peak_eps(w: &Workload) -> f64 {
     let peak = match w.profile {
@@ -1472,7 +1777,12 @@ pub fn peak_eps(w: &Workload) -> f64 {
 /// A request cap the batches cannot carry the rate under: batches grow to keep the event rate
 /// under `limits.max_requests_per_sec`, but no further than `batch.max_bytes` holds.
 fn request_cap(c: &Config, packs: &dyn PackIndex, r: &mut Reader) {
-    let Some(rps) = c.target.limits.max_requests_per_sec.filter(|v| *v > 0.0) else {
+    let Some(rps) = c
+        .target
+        .limits
+        .max_requests_per_sec
+        .filter(|v| (MIN_REQUESTS_PER_SEC..=MAX_REQUESTS_PER_SEC).contains(v))
+    else {
         return;
     };
     let Some(src) = c.source() else { return };
@@ -1497,10 +1807,15 @@ fn request_cap(c: &Config, packs: &dyn PackIndex, r: &mut Reader) {
 fn watch(o: &Observability, s: &Slo, r: &mut Reader) {
     let w = &o.watch;
     for (i, pid) in w.pids.iter().enumerate() {
-        if *pid == 0 {
+        if *pid == 0 || *pid > MAX_PID {
             r.error(
                 &format!("observability.watch.pids[{i}]"),
-                "0 is not a process id",
+                format!("{pid} is not a process id (1 to {MAX_PID})"),
+            );
+        } else if !Path::new(&format!("/proc/{pid}")).exists() {
+            r.warning(
+                &format!("observability.watch.pids[{i}]"),
+                format!("no process with PID {pid} now; a run refuses one that is not there"),
             );
         }
     }
@@ -1517,6 +1832,11 @@ fn watch(o: &Observability, s: &Slo, r: &mut Reader) {
             r.error(
                 &format!("observability.watch.cgroups[{i}]"),
                 format!("{c:?} is not a cgroup v2 directory (absolute, or under /sys/fs/cgroup)"),
+            );
+        } else if !Path::new("/sys/fs/cgroup").join(c).is_dir() {
+            r.warning(
+                &format!("observability.watch.cgroups[{i}]"),
+                format!("{c:?} is not a directory now; a run refuses a cgroup that is not there"),
             );
         }
     }
@@ -1548,11 +1868,11 @@ fn watch(o: &Observability, s: &Slo, r: &mut Reader) {
     }
     let watched = w.any() || o.target.is_some();
     if let Some(c) = s.max_watched_cpu_cores
-        && !(c > 0.0 && c.is_finite())
+        && !(c > 0.0 && c <= MAX_CPU_CORES)
     {
         r.error(
             "slo.max_watched_cpu_cores",
-            format!("must be greater than 0, found {c}"),
+            format!("must be greater than 0 and at most {MAX_CPU_CORES}, found {c}"),
         );
     }
     for (key, set) in [
@@ -1560,15 +1880,21 @@ fn watch(o: &Observability, s: &Slo, r: &mut Reader) {
         ("max_watched_rss", s.max_watched_rss.is_some()),
     ] {
         if set && !watched {
-            r.warning(
+            r.error(
                 &format!("slo.{key}"),
-                "judges watched processes: give observability.watch (pids, names, cgroups), observability.target or run --watch",
+                "judges watched processes, and nothing is watched: give observability.watch (pids, names, cgroups), observability.target or run --watch",
             );
         }
     }
 }
 
 fn observability(o: &Observability, r: &mut Reader) {
+    if o.linger.0 > MAX_LINGER {
+        r.error(
+            "observability.linger",
+            format!("{} is above the maximum of 1h", o.linger),
+        );
+    }
     if let Some(p) = &o.prometheus {
         match p.parse::<std::net::SocketAddr>() {
             Err(_) => r.error(
@@ -1656,7 +1982,20 @@ fn slo(s: &Slo, r: &mut Reader) {
                 &format!("slo.{k}"),
                 format!("must be greater than 0, found {v}"),
             );
+        } else if let Some(v) = v.filter(|v| *v > MAX_LATENCY_MS) {
+            r.error(
+                &format!("slo.{k}"),
+                format!("{v} is above the maximum of {MAX_LATENCY_MS} (latency is measured up to 60 s, so a higher bound could never fail)"),
+            );
         }
+    }
+    if let Some(m) = s.max_watched_rss
+        && m.0 == 0
+    {
+        r.error("slo.max_watched_rss", "must be greater than 0");
+    }
+    if let Some(d) = s.max_recovery {
+        span(r, "slo.max_recovery", d, MAX_RUN);
     }
     if let (Some(p95), Some(p99)) = (s.max_p95_ms, s.max_p99_ms)
         && p95 > p99
@@ -1702,6 +2041,13 @@ fn verify(v: &Verify, c: &Config, r: &mut Reader) {
     }
     if let Some(a) = &v.auth {
         verify_auth(a, r);
+    }
+    if let Some(i) = &v.splunk_index {
+        let mut o = crate::verify::source::SearchOptions::default();
+        o.splunk.index = i.clone();
+        if let Err(e) = o.check() {
+            r.error("verify.splunk_index", e.to_string());
+        }
     }
 }
 

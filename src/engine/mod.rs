@@ -150,6 +150,10 @@ pub struct ScenarioPlan {
     pub wire: Framings,
 }
 
+/// How long past the drain workers may take to end once the run is ending (a stop, an abort
+/// or the schedule's end) before the coordinator gives up on them.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+
 /// How often the coordinator publishes a snapshot.
 pub const SNAPSHOT_EVERY: Duration = Duration::from_secs(1);
 
@@ -168,14 +172,30 @@ struct Workers {
     /// The id of the scenario lane's worker, when there is one (`threads`), and its events.
     lane: Option<usize>,
     lane_events: u64,
-    handles: Vec<std::thread::JoinHandle<()>>,
+    /// Each worker thread with its worker id.
+    handles: Vec<(usize, std::thread::JoinHandle<()>)>,
     backs: Vec<crossbeam_channel::Sender<Pair>>,
     rx: Receiver<Interval>,
     tx: crossbeam_channel::Sender<Interval>,
 }
 
+/// What a worker thread runs: `worker::run` (a test may give a worker that fails).
+pub type WorkerBody = fn(worker::WorkerPlan);
+
 /// Runs the plan to the end, publishing snapshots as it goes, and returns what was measured.
-pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapshot)) -> RunResult {
+pub fn run(plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapshot)) -> RunResult {
+    run_with(plan, steer, publish, worker::run)
+}
+
+/// As `run`, each worker thread running `body`. A worker that panics ends the run: the
+/// others stop, the abort reason says which worker failed and why (`AbortReason::WorkerFailed`),
+/// and the result holds what was measured until then (see `supervised`).
+pub fn run_with(
+    mut plan: EnginePlan,
+    steer: Steering,
+    publish: &mut dyn FnMut(Snapshot),
+    body: WorkerBody,
+) -> RunResult {
     let second_log = plan.second_log.take();
     let threads = plan.threads.max(1);
     let connections = plan.connections.max(threads);
@@ -190,9 +210,15 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
     let start_wall_ns = crate::generate::time::now();
     steer.cell.begin(start);
     let starts = (start, plan.stamp_sent.then_some(start_wall_ns));
-    let mut workers = spawn_workers(&plan, threads, connections, starts, &steer.cell, &abort);
+    let mut workers = spawn_workers(
+        &plan,
+        (threads, connections),
+        starts,
+        (&steer.cell, &abort),
+        body,
+    );
     if let Some(sp) = plan.scenario.take() {
-        spawn_lane(&plan, sp, starts, &steer.cell, &abort, &mut workers);
+        spawn_lane(&plan, sp, starts, (&steer.cell, &abort), &mut workers, body);
     }
     let mut co = Coordinator {
         plan: &plan,
@@ -205,9 +231,12 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
         start,
         lane: workers.lane.map(|_| Merger::new(1, 0)),
         lane_events: workers.lane_events,
+        last_seen: Vec::with_capacity(threads + 1),
     };
     let mut interrupted = false;
     let mut last_publish = start;
+    let (mut last_check, mut ending) = (start, None::<Instant>);
+    let mut gave_up = false;
     loop {
         let mut poked = false;
         crossbeam_channel::select! {
@@ -225,13 +254,32 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
         if co.merger.all_done() && co.lane.as_ref().is_none_or(Merger::all_done) {
             break;
         }
+        if last_check.elapsed() >= Duration::from_millis(200) {
+            last_check = Instant::now();
+            if co.lost_workers(&workers) {
+                break;
+            }
+            // Workers get the drain and `STOP_GRACE` to end once the run is ending.
+            let now_s = start.elapsed().as_secs_f64();
+            if ending.is_none() && co.state(now_s, false) == RunState::Draining {
+                ending = Some(last_check);
+            }
+            if ending.is_some_and(|t| t.elapsed() > plan.timeouts.drain + STOP_GRACE) {
+                co.give_up_on(&workers);
+                gave_up = true;
+                break;
+            }
+        }
         if poked || last_publish.elapsed() >= SNAPSHOT_EVERY {
             last_publish = Instant::now();
             publish(co.snapshot(false));
         }
     }
-    for h in workers.handles {
-        let _ = h.join();
+    for (_, h) in workers.handles {
+        // A worker given up on is left behind (the process ends with the command).
+        if !gave_up || h.is_finished() {
+            let _ = h.join();
+        }
     }
     for id in signals {
         signal_hook::low_level::unregister(id);
@@ -252,11 +300,10 @@ pub fn run(mut plan: EnginePlan, steer: Steering, publish: &mut dyn FnMut(Snapsh
 
 fn spawn_workers(
     plan: &EnginePlan,
-    threads: usize,
-    connections: usize,
+    (threads, connections): (usize, usize),
     (start, start_wall_ns): (Instant, Option<i64>),
-    cell: &Arc<ScheduleCell>,
-    abort: &Arc<Abort>,
+    (cell, abort): (&Arc<ScheduleCell>, &Arc<Abort>),
+    body: WorkerBody,
 ) -> Workers {
     let cores = if plan.pin {
         core_affinity::get_core_ids().unwrap_or_default()
@@ -314,14 +361,14 @@ fn spawn_workers(
             request_every: plan
                 .max_requests_per_sec
                 .filter(|r| *r > 0.0)
-                .map(|r| Duration::from_secs_f64(threads as f64 / r)),
+                .map(|r| crate::clock::secs(threads as f64 / r)),
             lane: None,
         };
         let h = std::thread::Builder::new()
             .name(format!("ingestbench-w{id}"))
-            .spawn(move || worker::run(wp));
+            .spawn(move || supervised(body, wp));
         match h {
-            Ok(h) => handles.push(h),
+            Ok(h) => handles.push((id, h)),
             Err(e) => abort.set(AbortReason::Io(format!("cannot start worker thread: {e}"))),
         }
     }
@@ -333,6 +380,27 @@ fn spawn_workers(
         rx,
         tx,
     }
+}
+
+/// Runs `body(wp)` on this worker thread. If it panics, the run ends: the abort reason names
+/// the worker and the panic, which stops the other workers (they send their last intervals as
+/// at any abort), and this worker's last interval is sent for it — empty: what it measured
+/// since its last interval is lost with it — so the coordinator does not wait for it. A
+/// process never outlives a dead worker, and the report keeps what was measured.
+fn supervised(body: WorkerBody, wp: worker::WorkerPlan) {
+    let (id, tx, abort) = (wp.id, wp.tx.clone(), wp.abort.clone());
+    let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || body(wp))) else {
+        return;
+    };
+    let why = e
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| e.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into());
+    abort.set(AbortReason::WorkerFailed(format!(
+        "worker thread {id} panicked: {why}"
+    )));
+    let _ = tx.send(Interval::lost(id));
 }
 
 /// The channel on which a worker gets its histograms back, primed with a pair to swap.
@@ -370,9 +438,9 @@ fn spawn_lane(
     plan: &EnginePlan,
     sp: ScenarioPlan,
     (start, start_wall_ns): (Instant, Option<i64>),
-    cell: &Arc<ScheduleCell>,
-    abort: &Arc<Abort>,
+    (cell, abort): (&Arc<ScheduleCell>, &Arc<Abort>),
     workers: &mut Workers,
+    body: WorkerBody,
 ) {
     let id = plan.threads.max(1);
     let player = Player::new(sp.scenario, &plan.run_id, sp.anchor);
@@ -416,10 +484,10 @@ fn spawn_lane(
     };
     match std::thread::Builder::new()
         .name("ingestbench-scenario".into())
-        .spawn(move || worker::run(wp))
+        .spawn(move || supervised(body, wp))
     {
         Ok(h) => {
-            workers.handles.push(h);
+            workers.handles.push((id, h));
             workers.backs.push(btx);
             workers.lane = Some(id);
             workers.lane_events = events;
@@ -451,10 +519,65 @@ struct Coordinator<'a> {
     /// The scenario lane's intervals, folded apart from the background's, and its events.
     lane: Option<Merger>,
     lane_events: u64,
+    /// The workers whose last interval has come.
+    last_seen: Vec<usize>,
 }
 
 impl Coordinator<'_> {
+    /// A worker thread that has ended without sending its last interval (one that died some
+    /// other way than a panic `supervised` caught) aborts the run, naming it, and its last
+    /// interval is taken as empty so the coordinator does not wait for it. True once every
+    /// worker thread has ended.
+    fn lost_workers(&mut self, workers: &Workers) -> bool {
+        let ended: Vec<usize> = workers
+            .handles
+            .iter()
+            .filter(|(id, h)| h.is_finished() && !self.last_seen.contains(id))
+            .map(|(id, _)| *id)
+            .collect();
+        if ended.is_empty() {
+            return workers.handles.iter().all(|(_, h)| h.is_finished());
+        }
+        // What they sent before they ended is still in the channel.
+        while let Ok(iv) = workers.rx.try_recv() {
+            self.add(iv, workers);
+        }
+        for id in ended {
+            if !self.last_seen.contains(&id) {
+                self.abort.set(AbortReason::WorkerFailed(format!(
+                    "worker thread {id} ended without its last interval"
+                )));
+                self.add(Interval::lost(id), workers);
+            }
+        }
+        workers.handles.iter().all(|(_, h)| h.is_finished())
+    }
+
+    /// The workers that have not sent their last interval long after the run should have
+    /// ended: the run is aborted naming them and their last intervals are taken as empty.
+    fn give_up_on(&mut self, workers: &Workers) {
+        while let Ok(iv) = workers.rx.try_recv() {
+            self.add(iv, workers);
+        }
+        let late: Vec<usize> = workers
+            .handles
+            .iter()
+            .map(|(id, _)| *id)
+            .filter(|id| !self.last_seen.contains(id))
+            .collect();
+        for id in late {
+            self.abort.set(AbortReason::WorkerFailed(format!(
+                "worker thread {id} did not stop within {:.0} s of the run's end",
+                (self.plan.timeouts.drain + STOP_GRACE).as_secs_f64()
+            )));
+            self.add(Interval::lost(id), workers);
+        }
+    }
+
     fn add(&mut self, iv: Interval, workers: &Workers) {
+        if iv.last {
+            self.last_seen.push(iv.worker);
+        }
         if let (Some(id), Some(m)) = (workers.lane, self.lane.as_mut())
             && iv.worker == id
         {
@@ -573,9 +696,8 @@ impl Coordinator<'_> {
             self.due_by(end) - self.due_by(warm)
         };
         let paused = (secs - self.sched.active(secs)).max(0.0);
-        let window =
-            Duration::from_secs_f64((self.sched.active(end) - self.sched.active(warm)).max(0.0));
-        let drain = Duration::from_secs_f64((secs - end).max(0.0));
+        let window = crate::clock::secs(self.sched.active(end) - self.sched.active(warm));
+        let drain = crate::clock::secs(secs - end);
         let lane_events = self.lane_events;
         let scenario = self.lane.map(|mut l| LaneResult {
             events: lane_events,
@@ -594,13 +716,13 @@ impl Coordinator<'_> {
             answered_in_window: m.answered_in_window,
             latency: m.measured_latency,
             service: m.measured_service,
-            warmup: Duration::from_secs_f64(warm),
+            warmup: crate::clock::secs(warm),
             seconds: merge::rows(m.seconds, &m.late),
             abort: self.abort.reason(),
             target_events,
             window,
             drain,
-            paused: Duration::from_secs_f64(paused),
+            paused: crate::clock::secs(paused),
             control: self.cell.marks(),
             agents: m.agents,
             phases: m.phases,
@@ -609,5 +731,184 @@ impl Coordinator<'_> {
             item_errors: m.item_errors,
             scenario,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An engine plan of `threads` workers for a run of 30 s to a port nothing listens on:
+    /// the worker bodies below never connect, so only the coordinator is under test.
+    fn plan(threads: usize) -> EnginePlan {
+        let store = crate::config::secrets::Store::new("/nonexistent/store".into());
+        let text = "schema_version: \"1.0\"\ntarget: { adapter: http, url: \"http://127.0.0.1:9/\" }\nworkload: { eps: 10, stop: { after: 30s } }\n";
+        let cfg = crate::config::load_str(text, &store, None)
+            .config
+            .expect("valid");
+        let framer = crate::adapter::Framer::new(
+            &cfg.target,
+            None,
+            "127.0.0.1:9",
+            "/",
+            crate::pack::load::Carrier::Line,
+            "",
+            "r-000000000001",
+        );
+        EnginePlan {
+            stamp_sent: false,
+            wire: WirePlan::Http {
+                framer: Arc::new(framer),
+                tls: None,
+            },
+            addr: SocketAddr::from(([127, 0, 0, 1], 9)),
+            unix: None,
+            targets: Vec::new(),
+            threads,
+            connections: threads,
+            stop: Stop::After(Duration::from_secs(30)),
+            batch_events: 1,
+            batch_bytes: 1024,
+            packs: Vec::new(),
+            mix: None,
+            replay: None,
+            seed: 1,
+            agent_base: 0,
+            run_id: "r-000000000001".into(),
+            timeline: Timeline::Realtime,
+            jitter_ns: 0,
+            timeouts: Timeouts {
+                request: Duration::from_secs(1),
+                drain: Duration::from_secs(1),
+                max_attempts: 1,
+                max_retry_time: Duration::from_secs(1),
+            },
+            warmup: Duration::ZERO,
+            max_requests_per_sec: None,
+            pin: false,
+            info: RunInfo::default(),
+            second_log: None,
+            scenario: None,
+        }
+    }
+
+    /// A worker that sends one interval of 7 events, then waits for the run to end (as a
+    /// real worker does at an abort or a stop) and sends its last.
+    fn steady(wp: worker::WorkerPlan) {
+        let mut iv = Interval::lost(wp.id);
+        iv.last = false;
+        iv.counters.events_sent = 7;
+        let _ = wp.tx.send(iv);
+        let until = Instant::now() + Duration::from_secs(60);
+        while !wp.abort.is_set() && !wp.schedule.stop_requested() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = wp.tx.send(Interval::lost(wp.id));
+    }
+
+    /// Worker 0 panics at once; the others are steady.
+    fn first_panics(wp: worker::WorkerPlan) {
+        #[allow(clippy::panic)]
+        if wp.id == 0 {
+            panic!("injected failure");
+        }
+        steady(wp);
+    }
+
+    /// Worker 0's thread ends without a word; the others are steady.
+    fn first_vanishes(wp: worker::WorkerPlan) {
+        if wp.id != 0 {
+            steady(wp);
+        }
+    }
+
+    /// Runs `plan(3)` with `body` on a thread of its own; the result, or `None` when the run
+    /// has not ended within 20 s (the hang the coordinator must never fall into).
+    fn run_bounded(body: WorkerBody) -> Option<RunResult> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        std::thread::spawn(move || {
+            let p = plan(3);
+            let cell = ScheduleCell::new(pacer::Profile::Steady { eps: 10.0 });
+            let (_poke_tx, poke) = crossbeam_channel::bounded(1);
+            let r = run_with(p, Steering { cell, poke }, &mut |_| {}, body);
+            let _ = tx.send(r);
+        });
+        rx.recv_timeout(Duration::from_secs(20)).ok()
+    }
+
+    #[test]
+    fn a_worker_that_panics_ends_the_run_with_what_was_measured() {
+        let t0 = Instant::now();
+        let r = run_bounded(first_panics).expect("the run ended instead of hanging");
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        match &r.abort {
+            Some(AbortReason::WorkerFailed(m)) => {
+                assert!(
+                    m.contains("worker thread 0 panicked: injected failure"),
+                    "{m}"
+                );
+            }
+            other => panic!("abort reason {other:?}"),
+        }
+        assert_eq!(
+            r.totals.events_sent, 14,
+            "the two live workers' 7 events each"
+        );
+        assert_eq!(
+            r.abort.as_ref().map(ToString::to_string).as_deref(),
+            Some("worker failed: worker thread 0 panicked: injected failure")
+        );
+    }
+
+    /// Lets `never_stops` workers go at the end of the test that holds them.
+    static RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    /// Worker 0 never stops (nor answers a stop); the others are steady.
+    fn first_never_stops(wp: worker::WorkerPlan) {
+        if wp.id != 0 {
+            return steady(wp);
+        }
+        while !RELEASE.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn a_worker_that_never_stops_is_given_up_on_after_the_drain() {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let t0 = Instant::now();
+        std::thread::spawn(move || {
+            let p = plan(3);
+            let cell = ScheduleCell::new(pacer::Profile::Steady { eps: 10.0 });
+            let stopper = cell.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                let _ = stopper.request_stop(false);
+            });
+            let (_poke_tx, poke) = crossbeam_channel::bounded(1);
+            let r = run_with(p, Steering { cell, poke }, &mut |_| {}, first_never_stops);
+            let _ = tx.send(r);
+        });
+        let r = rx.recv_timeout(Duration::from_secs(20));
+        RELEASE.store(true, Ordering::Relaxed);
+        let r = r.expect("the run ended instead of hanging");
+        // A stop at 0.3 s, the plan's 1 s drain and STOP_GRACE.
+        assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+        assert!(
+            matches!(&r.abort, Some(AbortReason::WorkerFailed(m)) if m.contains("worker thread 0 did not stop within 6 s")),
+            "{:?}",
+            r.abort
+        );
+        assert_eq!(r.totals.events_sent, 14);
+    }
+
+    #[test]
+    fn a_worker_thread_that_ends_without_its_last_interval_ends_the_run() {
+        let r = run_bounded(first_vanishes).expect("the run ended instead of hanging");
+        assert!(
+            matches!(&r.abort, Some(AbortReason::WorkerFailed(m)) if m.contains("without its last interval")),
+            "{:?}",
+            r.abort
+        );
     }
 }

@@ -161,6 +161,7 @@ impl Profile {
         match self {
             Profile::Steady { eps } => return (*eps > 0.0).then(|| n / eps),
             Profile::Closed => return Some(n / CLOSED_EPS),
+            Profile::Steps(steps) => return steps_time_for(steps, n),
             _ => {}
         }
         let mut hi = 1.0;
@@ -184,6 +185,21 @@ impl Profile {
         }
         Some(hi)
     }
+}
+
+/// `time_for` of a steps profile in one pass over the steps (a bisection over `cumulative`
+/// walks them 64 times, on every batch a worker makes).
+fn steps_time_for(steps: &[(f64, f64)], n: f64) -> Option<f64> {
+    let (mut acc, mut start) = (0.0, 0.0);
+    for &(eps, hold) in steps {
+        if eps > 0.0 && acc + eps * hold >= n {
+            return Some(start + (n - acc) / eps);
+        }
+        acc += eps * hold;
+        start += hold;
+    }
+    let last = steps.last().map_or(0.0, |s| s.0);
+    (last > 0.0).then(|| start + (n - acc) / last)
 }
 
 /// Events due, counted whole. The schedule's integral across rate and pause segments can
@@ -353,6 +369,28 @@ mod tests {
             assert!(close(p.time_for(n).unwrap(), t), "n={n}");
         }
         assert_eq!(p.peak(), 20000.0);
+    }
+
+    /// The one-pass `time_for` of steps is the least t whose integral reaches n, as the
+    /// bisection over `cumulative` finds it, and it stays cheap for many steps.
+    #[test]
+    fn steps_time_for_is_the_integrals_inverse() {
+        let steps: Vec<(f64, f64)> = (0..1000)
+            .map(|i| (f64::from(1 + i % 7) * 10.0, 1.0 + f64::from(i % 3)))
+            .collect();
+        let p = Profile::Steps(steps);
+        let total = p.cumulative(2000.0);
+        for k in 0..200 {
+            let n = total * f64::from(k) / 199.0 + 0.5;
+            let t = p.time_for(n).unwrap();
+            assert!(p.cumulative(t) >= n - 1e-6, "n={n} t={t}");
+            assert!(p.cumulative(t - 1e-6) < n, "n={n} t={t}: not the least");
+        }
+        let zero = Profile::Steps(vec![(5.0, 1.0), (0.0, 1.0)]);
+        assert_eq!(zero.time_for(6.0), None);
+        assert!(close(zero.time_for(5.0).unwrap(), 1.0));
+        let pause = Profile::Steps(vec![(5.0, 1.0), (0.0, 1.0), (5.0, 1.0)]);
+        assert!(close(pause.time_for(6.0).unwrap(), 2.2));
     }
 
     #[test]

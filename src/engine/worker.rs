@@ -41,9 +41,9 @@ use crate::stats::{
 };
 
 mod bulk_io;
+mod confirm;
 mod http_io;
 mod reach;
-mod confirm;
 mod relp_io;
 
 use confirm::{Pending, Unconfirmed};
@@ -382,6 +382,14 @@ const FINAL_FLUSH: Duration = Duration::from_millis(250);
 const UNREACHABLE_AFTER: Duration = crate::net::conn::FIRST_SETUP_WAIT;
 /// The poller token of the waker that tells a worker the schedule changed.
 pub const WAKE: Token = Token(usize::MAX);
+/// Batch slots made resident at the start, in bytes a run, shared by its workers
+/// (`bytes::resident`): the slots a run keeps in use (a soak's, a fault storm's) are in place
+/// from the first second, and many idle connections do not each hold two full slots (1,024
+/// connections held 2.2 GB).
+pub const RESIDENT_SLOT_BYTES: usize = 128 << 20;
+/// However large its batches or many its fellow workers, a worker has this many slots
+/// resident (256 workers of a 4,096-connection run hold one each).
+const MIN_RESIDENT_SLOTS: usize = 1;
 
 pub fn run(mut p: WorkerPlan) {
     if let Some(core) = p.core {
@@ -488,6 +496,9 @@ struct Worker {
     /// A closed loop: no schedule, so a request's intended time is when it is sent, and
     /// nothing is late or owed.
     closed: bool,
+    /// A batch slot's capacity, and whether it has a gzip buffer too: what a slot beyond the
+    /// resident ones gets when first used.
+    slot_cap: (usize, bool),
 }
 
 #[allow(
@@ -577,6 +588,15 @@ impl Worker {
         // start in every slot; the rest of `cap` only when a batch gets there.
         let touched = cap.min(p.batch_events * 2048 + 64 * 1024);
         let slots = p.conns * 2 + usize::from(acks);
+        // Slots are taken lowest first, so the first ones are the ones in use; those are
+        // made resident, up to this worker's part of `RESIDENT_SLOT_BYTES` (and the ack
+        // poll's slot). The
+        // others get their buffers the first time they are used (`render`): an idle
+        // connection costs neither resident nor reserved memory.
+        let resident_slots =
+            (RESIDENT_SLOT_BYTES / p.threads.max(1) / touched.max(1)).max(MIN_RESIDENT_SLOTS);
+        let warm = |k: usize| k < resident_slots || (acks && k + 1 == slots);
+        let slot_cap = |k: usize| if warm(k) { cap } else { 0 };
         let bulk = matches!(&proto, Proto::Http { framer, .. } if framer.bulk.is_some());
         let udp_events = if datagrams || relp || bulk {
             p.batch_events
@@ -596,11 +616,11 @@ impl Worker {
             *frames = (0..slots).map(|_| Frames::new(p.batch_events)).collect();
         }
         let batches = (0..slots)
-            .map(|_| Batch {
+            .map(|k| Batch {
                 head: Vec::with_capacity(1024),
-                body: crate::bytes::resident(cap, touched),
+                body: crate::bytes::resident(slot_cap(k), touched),
                 shared: None,
-                gz: crate::bytes::resident(if gzip { cap } else { 0 }, touched),
+                gz: crate::bytes::resident(if gzip { slot_cap(k) } else { 0 }, touched),
                 ends: Vec::with_capacity(udp_events),
                 order: Vec::with_capacity(udp_events),
                 events: 0,
@@ -628,6 +648,7 @@ impl Worker {
             })
             .collect();
         let mut w = Worker {
+            slot_cap: (cap, gzip),
             registry,
             timeouts: p.timeouts,
             proto,
@@ -1236,7 +1257,7 @@ impl Worker {
     /// A request went out: the cap's next one is `request_every` later.
     fn took_request(&mut self, p: &WorkerPlan, now: Instant) {
         if let Some(every) = p.request_every {
-            self.next_request = self.next_request.max(now) + every;
+            self.next_request = crate::clock::later(self.next_request.max(now), every);
         }
     }
 
@@ -1365,7 +1386,15 @@ impl Worker {
             (at / 1_000_000).max(0) as u64
         });
         let agent = p.agent;
+        let (cap, gzip) = self.slot_cap;
         let b = &mut self.batches[k];
+        if b.body.capacity() < cap {
+            // A slot beyond the resident ones, used for the first time.
+            b.body.reserve_exact(cap);
+            if gzip {
+                b.gz.reserve_exact(cap);
+            }
+        }
         b.ends.clear();
         b.order.clear();
         b.part_of.clear();
@@ -1903,14 +1932,14 @@ impl Worker {
         let t = self.timeouts;
         let b = &mut self.batches[slot];
         let wait = wait.unwrap_or_else(|| backoff(b.attempts, b.intended));
-        let retried_for = (now + wait).saturating_duration_since(b.first_write);
+        let retried_for = crate::clock::later(now, wait).saturating_duration_since(b.first_write);
         if b.attempts >= t.max_attempts || retried_for > t.max_retry_time {
             self.counters.events_retries_exhausted += b.events;
             self.counters.batches_retries_exhausted += 1;
             self.counters.given_up_after(b.last_cause, b.events);
             self.failed_for_good(slot);
         } else {
-            b.state = SlotState::Waiting(now + wait);
+            b.state = SlotState::Waiting(crate::clock::later(now, wait));
         }
         self.leave(began);
     }
@@ -1936,7 +1965,7 @@ impl Worker {
         self.unblocked(i, now);
         let l = &mut self.links[i];
         l.sock.close(&self.registry);
-        l.reconnect_at = now + delay;
+        l.reconnect_at = crate::clock::later(now, delay);
         if let Some(b) = l.batch.take() {
             self.batches[b].last_cause = 0;
             if Some(b) == self.ack_slot {

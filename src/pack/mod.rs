@@ -44,6 +44,9 @@ pub struct Catalog {
     pub sources: Vec<PackSource>,
     /// Where packs were looked for, for messages.
     pub searched: Vec<String>,
+    /// Each pack checked so far as a run would load it (`version_of`), by id: a config's
+    /// checks and the run's plan compile it once between them.
+    checked: std::sync::Mutex<Vec<(String, Result<semver::Version, String>)>>,
 }
 
 impl Catalog {
@@ -65,7 +68,9 @@ impl Catalog {
         }
         for d in dirs {
             searched.push(d.display().to_string());
-            sources.extend(read_dir(&d)?);
+            let found = read_dir(&d)?;
+            identified(&found)?;
+            sources.extend(found);
         }
         searched.push("<embedded>".into());
         sources.extend(embedded_sources());
@@ -79,7 +84,11 @@ impl Catalog {
             }
             None => true,
         });
-        Ok(Catalog { sources, searched })
+        Ok(Catalog {
+            sources,
+            searched,
+            checked: std::sync::Mutex::default(),
+        })
     }
 
     /// The packs built into the binary alone: no directory is read.
@@ -87,6 +96,7 @@ impl Catalog {
         Catalog {
             sources: embedded_sources().collect(),
             searched: vec!["<embedded>".into()],
+            checked: std::sync::Mutex::default(),
         }
     }
 
@@ -124,6 +134,33 @@ fn read_dir(d: &Path) -> Result<Vec<PackSource>, String> {
         .collect();
     files.sort();
     files.into_iter().map(|p| read_file(&p)).collect()
+}
+
+/// The pack files of one directory each name their id, once: a file without a top-level
+/// `id:` is refused (a run skipped it without a word while `sources validate` called it
+/// invalid), with `sources validate`'s own message for it, and so are two files of one id
+/// (which one a run used came down to their names).
+fn identified(found: &[PackSource]) -> Result<(), String> {
+    let mut ids: Vec<(String, &str)> = Vec::new();
+    for src in found {
+        let Some(id) = quick_id(&src.text) else {
+            let why = open(src)
+                .err()
+                .map(|e| e.join("; "))
+                .unwrap_or_else(|| format!("{}: no top-level `id:` line", src.file));
+            return Err(format!(
+                "{why} (every pack file in a packs directory names its id; check them with `ingestbench sources validate DIR`)"
+            ));
+        };
+        if let Some((_, other)) = ids.iter().find(|(i, _)| *i == id) {
+            return Err(format!(
+                "{}: pack id {id} is also {other}'s: give each pack its own id",
+                src.file
+            ));
+        }
+        ids.push((id, &src.file));
+    }
+    Ok(())
 }
 
 /// Reads one pack file, refusing one over `MAX_PACK_BYTES` (and what `yaml::read_text_max`
@@ -234,11 +271,23 @@ pub fn unknown_id(catalog: &Catalog, id: &str) -> String {
 }
 
 impl crate::config::PackIndex for Catalog {
+    /// The pack read and compiled (templates trial-rendered) as a run loads it, so a pack
+    /// the run would refuse is refused here too.
     fn version_of(&self, id: &str) -> Result<semver::Version, String> {
+        if let Ok(done) = self.checked.lock()
+            && let Some((_, r)) = done.iter().find(|(i, _)| i == id)
+        {
+            return r.clone();
+        }
         let src = self.find(id).ok_or_else(|| unknown_id(self, id))?;
-        open(src)
-            .map(|o| o.def.version)
-            .map_err(|errs| format!("pack {id} is invalid: {}", errs.join("; ")))
+        let entities = Entities::generate(1, &entities::Sizes::default());
+        let r = open(src)
+            .and_then(|o| o.compile(&entities, true).map(|_| o.def.version))
+            .map_err(|errs| format!("pack {id} is invalid: {}", errs.join("; ")));
+        if let Ok(mut done) = self.checked.lock() {
+            done.push((id.to_string(), r.clone()));
+        }
+        r
     }
 
     /// Renders 200 events of the pack (default entity pools, accounting on) and averages.

@@ -21,6 +21,8 @@ const STEP_OVERHEAD: Duration = Duration::from_secs(2);
 pub fn search(ctx: &mut Ctx<'_>, left: Duration) -> Step {
     let mut cfg = ctx.config_for_run();
     cfg.workload.find_ceiling = true;
+    // The search runs each step for its warm-up and hold: the probe's stop is not its.
+    cfg.workload.stop = crate::config::schema::Stop::default();
     let mut p = Params::short(&cfg.workload);
     let per_step = p.warmup + p.hold + STEP_OVERHEAD;
     let fit = (left.as_secs_f64() / per_step.as_secs_f64()).floor() as u32;

@@ -99,6 +99,9 @@ impl<'a> Ctx<'a> {
     ) -> Result<Ctx<'a>, SetupError> {
         config.observability = Observability::default();
         config.workload.warmup = Default::default();
+        // The probe's own runs are one batch each; a search (`--ceiling`) is its last step,
+        // which sets the search again (`probe::ceiling`).
+        config.workload.find_ceiling = false;
         let transport = target::transport(&config)?;
         let mut ctx = Ctx {
             opts,

@@ -53,6 +53,10 @@ pub struct Report {
     pub duration_s: f64,
     pub target: TargetInfo,
     pub threads: usize,
+    /// Why `threads` is not what `--threads` asked (no more threads than connections), or
+    /// how the threads sit on the cores when they outnumber them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_note: Option<String>,
     pub connections: usize,
     pub batch_max_events: usize,
     pub batch_max_bytes: usize,
@@ -656,6 +660,8 @@ pub enum Blame {
     Tls,
     Unreachable,
     Io,
+    /// A worker thread failed (a panic, or it never stopped).
+    WorkerFailed,
     /// No connection was open.
     TargetDown,
     /// Every connection was waiting for an answer or a retry.
@@ -668,7 +674,7 @@ pub enum Blame {
 
 impl Blame {
     /// Every blame.
-    pub const ALL: [Blame; 11] = [
+    pub const ALL: [Blame; 12] = [
         Blame::None,
         Blame::Signal,
         Blame::Control,
@@ -676,6 +682,7 @@ impl Blame {
         Blame::Tls,
         Blame::Unreachable,
         Blame::Io,
+        Blame::WorkerFailed,
         Blame::TargetDown,
         Blame::Target,
         Blame::RequestCap,
@@ -692,6 +699,7 @@ impl Blame {
             Blame::Tls => "abort: tls",
             Blame::Unreachable => "abort: unreachable",
             Blame::Io => "abort: io",
+            Blame::WorkerFailed => "abort: worker failed",
             Blame::TargetDown => "target down",
             Blame::Target => "target",
             Blame::RequestCap => "request cap",
@@ -714,6 +722,7 @@ impl Blame {
             Blame::Tls => "the abort's: the TLS handshake failed",
             Blame::Unreachable => "the abort's: the target could not be reached",
             Blame::Io => "the abort's: an I/O error ended the run",
+            Blame::WorkerFailed => "the abort's: a worker thread failed",
             Blame::TargetDown => "the target's: no connection was open — the target was down",
             Blame::Target => "the target's: every connection was waiting for an answer",
             Blame::RequestCap => {
@@ -734,6 +743,7 @@ impl Blame {
             AbortReason::Tls(_) => Blame::Tls,
             AbortReason::Unreachable(_) => Blame::Unreachable,
             AbortReason::Io(_) => Blame::Io,
+            AbortReason::WorkerFailed(_) => Blame::WorkerFailed,
         }
     }
 }
@@ -961,6 +971,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         duration_s: r.duration.as_secs_f64(),
         target: cx.target,
         threads: r.threads,
+        threads_note: None,
         connections: r.connections,
         batch_max_events: cx.batch_max_events,
         batch_max_bytes: cx.batch_max_bytes,

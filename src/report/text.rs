@@ -109,6 +109,9 @@ fn header(o: &mut String, r: &Report) {
         r.batch_max_events,
         r.batch_max_bytes
     );
+    if let Some(n) = &r.threads_note {
+        let _ = writeln!(o, "threads  {n}");
+    }
     if let Some(s) = &r.shard {
         let _ = writeln!(
             o,

@@ -523,18 +523,25 @@ pub fn find(
     Ok(outcome)
 }
 
-/// A search writes one report; outputs that follow a single run have no place in it.
+/// A search writes one report; outputs that follow a single run have no place in it (the
+/// config's: the validator's own rule, `validate::ceiling_outputs`), nor does a stop or a
+/// shard (its steps judge one process's rate).
 fn refuse_single_run_outputs(cfg: &Config, ov: &Overrides) -> Result<(), SetupError> {
-    let o = &cfg.observability;
-    let mut msgs = Vec::new();
-    if o.hdr_log.is_some() {
-        msgs.push("observability.hdr_log: a ceiling search is many runs; the HDR log records one (leave it out, or run a steady profile at the ceiling)".to_string());
-    }
-    if o.dashboard || o.prometheus.is_some() || ov.status.is_some() || ov.prometheus.is_some() {
-        msgs.push("observability: the status page and /metrics follow one run; a ceiling search prints each step as it is judged instead (leave dashboard and prometheus out)".to_string());
+    let mut msgs: Vec<String> = crate::config::validate::ceiling_outputs(&cfg.observability)
+        .into_iter()
+        .map(|(path, m)| format!("{path}: {m}"))
+        .collect();
+    if ov.status.is_some() || ov.prometheus.is_some() {
+        msgs.push("--status/--prometheus: the status page and /metrics follow one run; a ceiling search prints each step as it is judged instead".to_string());
     }
     if ov.duration.is_some() || ov.total.is_some() {
         msgs.push("--duration/--total: a ceiling search runs each step for workload.ceiling.warmup + hold".to_string());
+    }
+    if ov.shard.is_some() || ov.shards.is_some() || cfg.workload.shards.is_some() {
+        msgs.push(
+            "--shard/--shards: a ceiling search steps one process's rate; search from one process"
+                .to_string(),
+        );
     }
     if msgs.is_empty() {
         Ok(())

@@ -321,8 +321,48 @@ fn stop_launched(
 /// and the built-in sink's stored counts as the snapshots bring them.
 struct SizingGather {
     spans: Vec<sizing::StepSpan>,
-    latency: Arc<Mutex<Vec<Histogram<u64>>>>,
+    latency: Arc<Mutex<StepLatency>>,
     stored: Vec<(f64, u64)>,
+}
+
+/// The intended latency of each step's answers: the seconds of the step they are coming in
+/// for are merged into one histogram, and a step is reduced to its p99 when a later step's
+/// seconds begin (seconds come in order), so a run holds one histogram however many steps it
+/// has — a step costs a few words, not a histogram of its own (20,000 steps took 2.7 GB).
+struct StepLatency {
+    open: Option<usize>,
+    merged: Histogram<u64>,
+    p99: Vec<Option<f64>>,
+}
+
+impl StepLatency {
+    fn new(steps: usize) -> StepLatency {
+        StepLatency {
+            open: None,
+            merged: new_histogram(),
+            p99: vec![None; steps],
+        }
+    }
+
+    /// Second `h` of step `k`.
+    fn add(&mut self, k: usize, h: &Histogram<u64>) {
+        if self.open != Some(k) {
+            self.close();
+            self.open = Some(k);
+        }
+        let _ = self.merged.add(h);
+    }
+
+    /// The open step's p99, kept; its histogram cleared for the next.
+    fn close(&mut self) {
+        if let Some(k) = self.open.take() {
+            let p = report::percentiles(&self.merged);
+            if let Some(slot) = self.p99.get_mut(k) {
+                *slot = p.shown(99.0, p.p99);
+            }
+            self.merged.reset();
+        }
+    }
 }
 
 impl SizingGather {
@@ -332,7 +372,7 @@ impl SizingGather {
         };
         let warm = p.config.workload.step_warmup.map(|d| d.0.as_secs_f64());
         let spans = sizing::spans(steps, warm);
-        let latency = Arc::new(Mutex::new(vec![new_histogram(); spans.len()]));
+        let latency = Arc::new(Mutex::new(StepLatency::new(spans.len())));
         Some(SizingGather {
             spans,
             latency,
@@ -349,13 +389,9 @@ impl SizingGather {
         let p99: Vec<Option<f64>> = self
             .latency
             .lock()
-            .map(|hs| {
-                hs.iter()
-                    .map(|h| {
-                        let p = report::percentiles(h);
-                        p.shown(99.0, p.p99)
-                    })
-                    .collect()
+            .map(|mut l| {
+                l.close();
+                l.p99.clone()
             })
             .unwrap_or_default();
         sizing::build(&sizing::Input {
@@ -397,10 +433,6 @@ fn outside_latency(p: &RunPlan) -> Option<Arc<Mutex<OutsideLatency>>> {
 
 /// The engine's per-second histograms go to the HDR log, to the step they fall in and to
 /// the latency outside fault windows.
-#[allow(
-    clippy::indexing_slicing,
-    reason = "k is a position in spans and hists holds one histogram per span"
-)]
 fn second_log(
     log: Option<SharedHdrLog>,
     sizing: Option<&SizingGather>,
@@ -415,11 +447,14 @@ fn second_log(
             if let Some(l) = &log {
                 l.second(t, i, s);
             }
-            if let Some((spans, hists)) = &steps
-                && let Some(k) = spans.iter().position(|x| t >= x.from_t && t < x.to_t)
-                && let Ok(mut hs) = hists.lock()
-            {
-                let _ = hs[k].add(i);
+            if let Some((spans, steps)) = &steps {
+                // The spans are in time order: the first that ends after t, if t is in it.
+                let k = spans.partition_point(|x| x.to_t <= t);
+                if spans.get(k).is_some_and(|x| t >= x.from_t)
+                    && let Ok(mut l) = steps.lock()
+                {
+                    l.add(k, i);
+                }
             }
             if let Some(o) = &outside
                 && let Ok(mut o) = o.lock()
@@ -824,6 +859,7 @@ pub fn execute(
     }
     rep.store_verification = store_verification;
     rep.data_rate = p.data_rate.as_ref().map(crate::run::rate::RatePlan::report);
+    rep.threads_note = p.threads_note.clone();
     if let Some(h) = &p.http {
         let t = &result.totals;
         rep.http = Some(report::http::build(

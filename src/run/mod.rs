@@ -45,7 +45,7 @@ pub use error::SetupError;
 pub use execute::verdict;
 pub use plan::{
     LoadedConfig, Overrides, RunPlan, ServePlan, StatusPlan, VerifyPlan, load_config,
-    load_generated, load_text, plan,
+    load_config_adjusted, load_generated, load_text, plan,
 };
 
 /// Something that watches a run: called with every snapshot (each second, on demand, and the

@@ -186,6 +186,9 @@ pub struct RunPlan {
     pub data_rate: Option<crate::run::rate::RatePlan>,
     pub stop: Stop,
     pub threads: usize,
+    /// Why `threads` is not what was asked (`--threads` above the connections), or how it
+    /// sits on the cores (more threads than cores): said on stderr and in the report.
+    pub threads_note: Option<String>,
     pub connections: usize,
     pub batch_events: usize,
     pub batch_bytes: usize,
@@ -315,31 +318,13 @@ fn replay_syslog() -> crate::pack::load::SyslogDefaults {
 
 /// The recording `cfg` replays, read and indexed.
 fn replay_plan(cfg: &Config) -> Result<Option<ReplayPlan>, SetupError> {
-    use crate::config::schema::{ReplayFormat, ReplayTimes};
-    use crate::generate::replay::{self, Format, Locate, Times};
+    use crate::config::schema::ReplayTimes;
+    use crate::generate::replay::Times;
     let Some(r) = &cfg.replay else {
         return Ok(None);
     };
-    let bad = |e: String| SetupError::invalid(format!("source.file: {e}"));
-    let files = replay::expand(&r.file).map_err(bad)?;
-    let locate = match &r.timestamp {
-        Some(t) => Locate::Given {
-            regex: t.regex.clone(),
-            format: crate::generate::time::TsFormat::parse(&t.format).ok_or_else(|| {
-                SetupError::invalid(format!(
-                    "source.timestamp.format: {:?} is not one",
-                    t.format
-                ))
-            })?,
-        },
-        None => Locate::Auto,
-    };
-    let format = match r.format {
-        ReplayFormat::Lines => Format::Lines,
-        ReplayFormat::Ndjson => Format::Ndjson,
-    };
     let recording =
-        replay::Recording::load_within(files, format, &locate, r.memory.0).map_err(bad)?;
+        load_recording(r).map_err(|e| SetupError::invalid(format!("source.file: {e}")))?;
     Ok(Some(ReplayPlan {
         recording: Arc::new(recording),
         times: match r.timestamps {
@@ -349,6 +334,30 @@ fn replay_plan(cfg: &Config) -> Result<Option<ReplayPlan>, SetupError> {
         },
         looped: r.looped,
     }))
+}
+
+/// `source: { file: … }` read and indexed as a run reads it (held in memory up to
+/// `source.memory`, else its head for a stream): `validate` reads it so too, so a recording
+/// a run refuses (no lines, a line that is not JSON, no timestamp found) is refused there.
+pub fn load_recording(
+    r: &crate::config::schema::Replay,
+) -> Result<crate::generate::replay::Recording, String> {
+    use crate::config::schema::ReplayFormat;
+    use crate::generate::replay::{self, Format, Locate};
+    let files = replay::expand(&r.file)?;
+    let locate = match &r.timestamp {
+        Some(t) => Locate::Given {
+            regex: t.regex.clone(),
+            format: crate::generate::time::TsFormat::parse(&t.format)
+                .ok_or_else(|| format!("source.timestamp.format: {:?} is not one", t.format))?,
+        },
+        None => Locate::Auto,
+    };
+    let format = match r.format {
+        ReplayFormat::Lines => Format::Lines,
+        ReplayFormat::Ndjson => Format::Ndjson,
+    };
+    replay::Recording::load_within(files, format, &locate, r.memory.0)
 }
 
 /// A scenario resolved for a run: against the run's entity pools, its seed the file's or
@@ -468,6 +477,24 @@ pub fn load_config(
     checked(loaded, &path.display().to_string(), true)
 }
 
+/// As `load_config`, with `adjust` applied before the rules judge the config
+/// (`config::load_adjusted`: a run's overrides).
+pub fn load_config_adjusted(
+    path: &Path,
+    store: &Store,
+    catalog: &Catalog,
+    adjust: &mut dyn FnMut(&mut Config),
+) -> Result<LoadedConfig, SetupError> {
+    if std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Err(SetupError::invalid(format!(
+            "{}: not found",
+            path.display()
+        )));
+    }
+    let loaded = crate::config::load_adjusted(path, store, Some(catalog), adjust);
+    checked(loaded, &path.display().to_string(), true)
+}
+
 /// As `load_config`, from text (`name` says where it came from in messages).
 pub fn load_text(
     text: &str,
@@ -530,6 +557,7 @@ pub fn plan(
     store: &Store,
 ) -> Result<RunPlan, SetupError> {
     apply_overrides(&mut cfg, ov)?;
+    refuse_invalid(&cfg, store, catalog)?;
     let mut warnings = Vec::new();
     let token = match &cfg.target.auth {
         Some(a) => secrets::resolve(a, store).map_err(SetupError::invalid)?,
@@ -666,7 +694,7 @@ pub fn plan(
         };
     }
     let serve = serve_plan(&cfg, ov)?;
-    let watch = watch_plan(&cfg, ov);
+    let watch = watch_plan(&cfg);
     let faults = crate::run::fault::plan(&cfg)?;
     let verify = verify_plan(&cfg)?;
     if ov.scenario.is_some() && http.is_some() {
@@ -702,18 +730,18 @@ pub fn plan(
             )));
         }
     }
-    let connections = ov
-        .workers
-        .or(cfg.workload.workers.map(|w| w as usize))
-        .unwrap_or(4);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let threads = ov.threads.unwrap_or(cores).min(256).min(connections);
+    let connections = cfg.workload.workers.map_or(4, |w| w as usize);
+    let (threads, threads_note) = threads_of(ov.threads, connections);
+    warnings.extend(threads_note.clone());
     let mut batch_events = cfg.target.batch.max_events as usize;
     if let Some(rps) = cfg.target.limits.max_requests_per_sec {
         // Batches grow so the event rate holds under the request cap (each shard's part of
-        // both, the same ratio).
+        // both, the same ratio), up to the largest batch a config may ask for.
         let rps = shard.map_or(rps, |s| s.rate(rps));
-        batch_events = batch_events.max((profile.peak() / rps).ceil() as usize);
+        let need = (profile.peak() / rps)
+            .ceil()
+            .min(crate::config::validate::MAX_BATCH_EVENTS as f64);
+        batch_events = batch_events.max(need as usize);
     }
     Ok(RunPlan {
         run_id,
@@ -738,6 +766,7 @@ pub fn plan(
         profile,
         stop,
         threads,
+        threads_note,
         connections,
         batch_events,
         batch_bytes: cfg.target.batch.max_bytes.0 as usize,
@@ -752,6 +781,41 @@ pub fn plan(
         shard,
         config: cfg,
     })
+}
+
+/// The worker threads a run has: `--threads` (checked against `MAX_THREADS` with the other
+/// overrides), else one per core; at most one per connection, since a thread without a
+/// connection has nothing to send. The note says what was run and why when that is not what
+/// was asked, or when the threads outnumber the cores.
+fn threads_of(asked: Option<usize>, connections: usize) -> (usize, Option<String>) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = asked
+        .unwrap_or(cores)
+        .clamp(1, MAX_THREADS)
+        .min(connections);
+    let note = match asked {
+        Some(t) if t > threads => Some(format!(
+            "--threads {t}: {threads} worker threads run, one per connection at most ({connections} connections: give --workers {t} or more for {t} threads)"
+        )),
+        Some(t) if t > cores => Some(format!(
+            "--threads {t}: {t} worker threads on {cores} cores, about {} to a core",
+            t.div_ceil(cores)
+        )),
+        _ => None,
+    };
+    (threads, note)
+}
+
+/// The validator's rules over the config as the run will use it (overrides applied): any
+/// error refuses the run with the message `validate` gives.
+fn refuse_invalid(cfg: &Config, store: &Store, catalog: &Catalog) -> Result<(), SetupError> {
+    let diags = crate::config::validate::check(cfg, store, Some(catalog));
+    let msgs: Vec<String> = diags.errors().map(|d| d.to_string()).collect();
+    if msgs.is_empty() {
+        Ok(())
+    } else {
+        Err(SetupError::Invalid(msgs))
+    }
 }
 
 /// The shard this process is: `--shard`, else `--shards` / `workload.shards` with the index
@@ -868,7 +932,7 @@ fn scenario_plan(
     let plays = s.speed.wall(s.span());
     let lasts = match stop {
         Stop::After(d) => Some(d),
-        Stop::Total(n) => profile.time_for(n as f64).map(Duration::from_secs_f64),
+        Stop::Total(n) => profile.time_for(n as f64).map(crate::clock::secs),
     };
     if lasts.is_none_or(|d| plays > d) {
         let run = lasts.map_or("an unknown time".to_string(), |d| Dur(d).to_string());
@@ -885,29 +949,17 @@ fn scenario_plan(
     }))
 }
 
-fn watch_plan(cfg: &Config, ov: &Overrides) -> WatchPlan {
+/// What `cfg` watches and launches (`--watch` is in its `observability.watch` already:
+/// `apply_overrides`).
+fn watch_plan(cfg: &Config) -> WatchPlan {
     let w = &cfg.observability.watch;
-    let mut spec = WatchSpec {
+    let spec = WatchSpec {
         pids: w.pids.clone(),
         names: w.names.clone(),
         cgroups: w.cgroups.iter().map(std::path::PathBuf::from).collect(),
         children: w.children,
         include_self: w.own,
     };
-    // `--watch` adds to the config's (which `cli::run_config::fold` may already have given
-    // them to): each subject once. The watcher also takes a cgroup once however it is spelled.
-    fn add<T: PartialEq>(v: &mut Vec<T>, x: T) {
-        if !v.contains(&x) {
-            v.push(x);
-        }
-    }
-    for a in &ov.watch {
-        match a {
-            WatchArg::Pid(p) => add(&mut spec.pids, *p),
-            WatchArg::Name(n) => add(&mut spec.names, n.clone()),
-            WatchArg::Cgroup(c) => add(&mut spec.cgroups, c.into()),
-        }
-    }
     let launch = cfg.observability.target.as_ref().map(|t| {
         let mut l = LaunchSpec::new(t.command.clone());
         l.args = t.args.clone();
@@ -920,33 +972,40 @@ fn watch_plan(cfg: &Config, ov: &Overrides) -> WatchPlan {
     WatchPlan { spec, launch }
 }
 
-/// Applies command-line overrides, refusing values a run cannot take.
+/// Most worker threads a run takes (one per core is the most that helps; a shard's agent
+/// ids leave room for this many).
+pub const MAX_THREADS: usize = 256;
+
+/// Applies command-line overrides: the stop, the rate, the seed and the connections go into
+/// the config, where `check` (the validator's rules) judges them as it judges a file's
+/// values; `--threads`, which no config key holds, is checked here.
 pub fn apply_overrides(c: &mut Config, ov: &Overrides) -> Result<(), SetupError> {
-    if ov.threads == Some(0) {
-        return Err(SetupError::invalid("--threads must be at least 1"));
+    if let Some(t) = ov.threads
+        && !(1..=MAX_THREADS).contains(&t)
+    {
+        return Err(SetupError::invalid(format!(
+            "--threads must be between 1 and {MAX_THREADS} worker threads (one per core is the most that helps), found {t}"
+        )));
     }
-    if ov.workers == Some(0) {
-        return Err(SetupError::invalid("--workers must be at least 1"));
+    if let Some(w) = ov.workers {
+        c.workload.workers = Some(u32::try_from(w).unwrap_or(u32::MAX));
     }
     if let Some(d) = ov.duration {
-        if d.is_zero() {
-            return Err(SetupError::invalid("--duration must be greater than 0"));
-        }
         c.workload.stop.after = Some(crate::config::units::Dur(d));
         c.workload.stop.total_events = None;
     }
     if let Some(n) = ov.total {
-        if n == 0 {
-            return Err(SetupError::invalid("--total must be greater than 0"));
-        }
         c.workload.stop.total_events = Some(n);
         c.workload.stop.after = None;
     }
     if let Some(e) = ov.eps {
-        if !(e > 0.0 && e <= crate::config::validate::MAX_EPS) {
-            return Err(SetupError::invalid(
-                "--eps must be above 0 and at most 100000000",
-            ));
+        // A mix given by eps per source keeps its parts, as shares of the new rate.
+        let shares = c.shares();
+        if c.sources.len() > 1 && c.sources.iter().all(|s| s.eps.is_some()) {
+            for (s, share) in c.sources.iter_mut().zip(shares) {
+                s.eps = None;
+                s.share = Some(share);
+            }
         }
         c.workload.profile = ProfileKind::Steady;
         c.workload.eps = Some(e);
@@ -957,6 +1016,17 @@ pub fn apply_overrides(c: &mut Config, ov: &Overrides) -> Result<(), SetupError>
     }
     if let Some(s) = ov.seed {
         c.seed = Some(s);
+    }
+    // `--watch` joins `observability.watch`, each once however often the overrides are
+    // applied (the command line folds them into the config before the plan applies them).
+    let w = &mut c.observability.watch;
+    for a in &ov.watch {
+        match a {
+            WatchArg::Pid(p) if !w.pids.contains(p) => w.pids.push(*p),
+            WatchArg::Name(n) if !w.names.contains(n) => w.names.push(n.clone()),
+            WatchArg::Cgroup(g) if !w.cgroups.contains(g) => w.cgroups.push(g.clone()),
+            _ => {}
+        }
     }
     Ok(())
 }
@@ -1136,7 +1206,9 @@ fn destination(
     }))
 }
 
-fn tls_settings(cfg: &Config) -> TlsSettings {
+/// The TLS settings of `cfg`'s target (`validate` builds the client from them as the run
+/// does, so a CA or key file the run would refuse is refused there).
+pub fn tls_settings(cfg: &Config) -> TlsSettings {
     let Some(t) = &cfg.target.tls else {
         return TlsSettings::default();
     };
@@ -1228,6 +1300,50 @@ mod tests {
             let e = plan_of(BASE, &ov).err().expect("refused");
             assert_eq!(e.exit(), crate::exit::Exit::Invalid, "{e}");
         }
+    }
+
+    /// The validator judges the config as the run uses it: overrides applied, `--watch`
+    /// included (once, however often the overrides are applied).
+    #[test]
+    fn overrides_are_judged_by_the_validators_rules() {
+        let e = plan_of(
+            BASE,
+            &Overrides {
+                workers: Some(5000),
+                ..Overrides::default()
+            },
+        )
+        .err()
+        .expect("refused");
+        assert_eq!(
+            e.messages(),
+            vec!["workload.workers: must be between 1 and 4096 connections, found 5000"]
+        );
+        let e = plan_of(
+            BASE,
+            &Overrides {
+                eps: Some(1e-19),
+                ..Overrides::default()
+            },
+        )
+        .err()
+        .expect("refused");
+        assert!(e.messages()[0].starts_with("workload.eps: "), "{e}");
+        let store = Store::new("/nonexistent/store".into());
+        let catalog = Catalog::discover(None).unwrap();
+        let mut c = load_text(BASE, "t.yaml", &store, &catalog).unwrap().config;
+        c.slo.max_watched_rss = Some(crate::config::units::Size(1 << 30));
+        let e = plan(c.clone(), &Overrides::default(), &catalog, &store)
+            .err()
+            .expect("nothing watched");
+        assert!(e.messages()[0].starts_with("slo.max_watched_rss: "), "{e}");
+        let ov = Overrides {
+            watch: vec![WatchArg::Pid(std::process::id())],
+            ..Overrides::default()
+        };
+        apply_overrides(&mut c, &ov).unwrap();
+        let p = plan(c, &ov, &catalog, &store).unwrap();
+        assert_eq!(p.watch.spec.pids, vec![std::process::id()]);
     }
 
     #[test]

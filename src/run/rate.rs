@@ -161,10 +161,12 @@ pub fn measured(s: &Sample, framing: Framing) -> Result<Measured, SetupError> {
 
 fn convert(asked: DataRate, m: Measured, sources: Vec<SourceSize>) -> Result<RatePlan, SetupError> {
     let eps = asked.bytes_per_s() / m.mean;
-    if !(eps > 0.0 && eps <= MAX_EPS) {
+    if !(crate::config::validate::MIN_EPS..=MAX_EPS).contains(&eps) {
         return Err(SetupError::invalid(format!(
-            "workload.rate: {asked} over a mean event of {:.1} bytes ({}) is {eps:.3} events/s; it must come to above 0 and at most {MAX_EPS}",
-            m.mean, m.framing
+            "workload.rate: {asked} over a mean event of {:.1} bytes ({}) is {eps:.6} events/s; it must come to between {} and {MAX_EPS}",
+            m.mean,
+            m.framing,
+            crate::config::validate::MIN_EPS
         )));
     }
     Ok(RatePlan {

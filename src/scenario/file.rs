@@ -47,7 +47,7 @@ impl Speed {
     /// Wall time to play `scenario_time` at this speed.
     pub fn wall(self, scenario_time: Duration) -> Duration {
         match self {
-            Speed::Factor(f) => Duration::from_secs_f64(scenario_time.as_secs_f64() / f),
+            Speed::Factor(f) => crate::clock::secs(scenario_time.as_secs_f64() / f),
             Speed::Max => Duration::ZERO,
         }
     }

@@ -42,6 +42,12 @@ impl Faults {
         if self.share_429 + self.share_503 + self.reset_share > 1.0 + 1e-9 {
             return Err("share_429 + share_503 + reset_share must be at most 1".into());
         }
+        if self.retry_after_s > 3600 {
+            return Err(format!(
+                "retry_after_s must be at most 3600 (an hour), got {}",
+                self.retry_after_s
+            ));
+        }
         for (name, v) in [("latency_ms", self.latency_ms), ("stall_ms", self.stall_ms)] {
             if v > 600_000 {
                 return Err(format!("{name} must be at most 600000 (10 minutes)"));

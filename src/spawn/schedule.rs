@@ -26,7 +26,7 @@ impl Schedule {
 
     /// The time between two spawns.
     pub fn period(&self) -> Duration {
-        Duration::from_secs_f64(1.0 / self.rate_per_s)
+        crate::clock::secs(1.0 / self.rate_per_s)
     }
 
     /// When spawn `k` (from 0) is due, from the start of the window.

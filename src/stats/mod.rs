@@ -515,6 +515,28 @@ pub struct Interval {
     pub item_errors: Vec<String>,
 }
 
+impl Interval {
+    /// The last interval of worker `worker` when the worker itself cannot send one (its
+    /// thread failed): nothing counted, so the coordinator stops waiting for it.
+    pub fn lost(worker: usize) -> Interval {
+        Interval {
+            worker,
+            counters: Counters::default(),
+            latency: new_histogram(),
+            service: new_histogram(),
+            last: true,
+            account: None,
+            phases: None,
+            parts: None,
+            by_target: None,
+            item_errors: Vec::new(),
+            by_second: BySecond::default(),
+            settled_before: u32::MAX,
+            warm_tail: None,
+        }
+    }
+}
+
 /// Most failed ranges one agent keeps; beyond them the list is marked incomplete.
 pub const MAX_FAILED_RANGES: usize = 4096;
 

@@ -22,6 +22,8 @@ pub enum AbortReason {
     /// Stopped through its control handle (status page, panel, library caller).
     Stopped,
     Io(String),
+    /// A worker thread failed (panicked): the run ends with what was measured until then.
+    WorkerFailed(String),
 }
 
 impl AbortReason {
@@ -44,6 +46,7 @@ impl std::fmt::Display for AbortReason {
                 f.write_str("stopped by control; the report covers the run until then")
             }
             AbortReason::Io(m) => write!(f, "I/O error: {m}"),
+            AbortReason::WorkerFailed(m) => write!(f, "worker failed: {m}"),
         }
     }
 }
