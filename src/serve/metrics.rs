@@ -878,7 +878,7 @@ mod tests {
             }
         }
         assert!(text.ends_with('\n'));
-        assert_eq!(types.len(), 33, "families: {types:?}");
+        assert_eq!(types.len(), 35, "families: {types:?}");
     }
 
     #[test]

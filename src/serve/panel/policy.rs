@@ -72,6 +72,14 @@ pub fn check(c: &mut Config, rules: &Rules) -> Vec<Refused> {
     }
     environment(c, rules, &mut refuse);
     outputs(c, rules, &mut refuse);
+    if c.workload.find_ceiling {
+        refuse(
+            "workload.find_ceiling",
+            "a ceiling search is a series of runs; start it with `ingestbench run --config \
+             FILE` (the panel runs one schedule)"
+                .into(),
+        );
+    }
     out
 }
 
@@ -379,6 +387,27 @@ mod tests {
             ..Rules::default()
         };
         assert!(check(&mut cfg, &launch).is_empty());
+    }
+
+    /// The panel runs one schedule: a ceiling search is refused by the panel's validate as by
+    /// its run, whatever flags the panel was given.
+    #[test]
+    fn a_ceiling_search_is_refused_by_the_panel() {
+        let text = "schema_version: \"1.0\"\ntarget:\n  adapter: lphc\n  url: builtin\nsource:\n  id: aws.cloudtrail\nworkload:\n  find_ceiling: true\n  ceiling:\n    start_eps: 100\n    max_steps: 2\n";
+        let store = Store::new("/nonexistent/store".into());
+        let l = crate::config::load_str(text, &store, None);
+        let c = l.config.unwrap_or_else(|| panic!("{:?}", l.diags.items));
+        let launch = Rules {
+            allow_launch: true,
+            ..Rules::default()
+        };
+        for rules in [&Rules::default(), &launch] {
+            let paths: Vec<String> = check(&mut c.clone(), rules)
+                .into_iter()
+                .map(|r| r.path)
+                .collect();
+            assert_eq!(paths, ["workload.find_ceiling"]);
+        }
     }
 
     #[test]

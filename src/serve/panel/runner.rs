@@ -193,7 +193,7 @@ struct Prepared {
 
 /// The config's text (by name from `--configs-dir`, or as given), the body's flags, the
 /// config read and checked, then held to what a config sent to the panel may do
-/// (`policy`); a ceiling search refused.
+/// (`policy`, which also refuses a ceiling search).
 fn prepare(ctx: &Ctx, b: &StartBody) -> Result<Prepared, Reply> {
     let (label, text) = config_text(ctx, b)?;
     let overrides = overrides(ctx, b).map_err(|e| setup_reply(&e))?;
@@ -206,12 +206,6 @@ fn prepare(ctx: &Ctx, b: &StartBody) -> Result<Prepared, Reply> {
             .map(|d| format!("{d}"))
             .collect();
         return Err(setup_reply(&SetupError::Invalid(messages)));
-    }
-    if loaded.config.workload.find_ceiling {
-        return Err(setup_reply(&SetupError::invalid(
-            "workload.find_ceiling: a ceiling search is a series of runs; start it with \
-             `ingestbench run --config FILE` (the panel runs one schedule)",
-        )));
     }
     Ok(Prepared {
         label,
