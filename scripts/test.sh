@@ -22,7 +22,9 @@ fi
 echo "== cargo test"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --all-targets --no-fail-fast --quiet 2>&1 | tee "$log"
+status=0
+cargo test --all-targets --no-fail-fast --quiet 2>&1 | tee "$log" || status=$?
 # One closing line for the whole suite, summed over every test binary.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) s += $i } }
      END { printf "cargo-test: %d passed, %d failed, %d skipped\n", p, f, s }' "$log"
+exit "$status"

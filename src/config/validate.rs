@@ -1904,7 +1904,7 @@ fn observability(o: &Observability, r: &mut Reader) {
             // The status page's rules: beyond loopback only when allowed, and with a token.
             Ok(a) if !a.ip().is_loopback() && !o.allow_remote => r.error(
                 "observability.prometheus",
-                format!("{a} is not a loopback address; /metrics tells anyone who asks what this run does, so set allow_remote: true (and dashboard_token_env) to serve it beyond this machine"),
+                format!("{a} is beyond loopback: /metrics tells anyone who asks what this run does, so set allow_remote: true (and dashboard_token_env) to serve it there"),
             ),
             Ok(a) if !a.ip().is_loopback() && o.dashboard_token_env.is_none() => r.error(
                 "observability.dashboard_token_env",

@@ -106,11 +106,7 @@ pub fn snapshot(m: &Merger, cx: LiveState) -> Snapshot {
         batches_unreadable_2xx: c.batches_unreadable_2xx,
         oversize_events: c.oversize_events,
         events_unconfirmed: c.events_unconfirmed(),
-        events_unconfirmed_by: c
-            .unconfirmed_causes()
-            .into_iter()
-            .map(|(k, n)| (k.to_string(), n))
-            .collect(),
+        events_unconfirmed_by: c.unconfirmed_by_name(),
         bytes_unsent_at_close: c.bytes_unsent_at_close,
         lag_ms_max: gauges.map_or(0.0, |g| g.lag_ns_max as f64 / 1e6),
         lag_ms_max_cumulative: c.lag_ns_max as f64 / 1e6,

@@ -402,21 +402,7 @@ pub fn run(mut p: WorkerPlan) {
                 "worker {}: cannot use its poller: {e}",
                 p.id
             )));
-            let _ = p.tx.send(Interval {
-                worker: p.id,
-                counters: Counters::default(),
-                latency: new_histogram(),
-                service: new_histogram(),
-                by_second: Vec::new(),
-                settled_before: 0,
-                warm_tail: None,
-                last: true,
-                account: None,
-                phases: None,
-                parts: None,
-                by_target: None,
-                item_errors: Vec::new(),
-            });
+            let _ = p.tx.send(Interval::lost(p.id));
             return;
         }
     };

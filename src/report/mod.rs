@@ -848,11 +848,7 @@ pub fn build(r: &RunResult, cx: Context) -> Report {
         events_unreadable_2xx: c.events_unreadable_2xx,
         batches_unreadable_2xx: c.batches_unreadable_2xx,
         events_unconfirmed: c.events_unconfirmed(),
-        events_unconfirmed_by: c
-            .unconfirmed_causes()
-            .into_iter()
-            .map(|(k, n)| (k.to_string(), n))
-            .collect(),
+        events_unconfirmed_by: c.unconfirmed_by_name(),
         bytes_unsent_at_close: c.bytes_unsent_at_close,
         ack_poll_failures: c.ack_poll_failures,
         events_sent: c.events_sent,

@@ -329,6 +329,14 @@ impl Counters {
             .collect()
     }
 
+    /// `unconfirmed_causes` keyed by name, as reports and snapshots carry it.
+    pub fn unconfirmed_by_name(&self) -> std::collections::BTreeMap<String, u64> {
+        self.unconfirmed_causes()
+            .into_iter()
+            .map(|(k, n)| (k.to_string(), n))
+            .collect()
+    }
+
     /// Transport-level errors: connects, resets, timeouts, protocol errors.
     pub fn connection_errors(&self) -> u64 {
         self.connect_errors + self.connection_resets + self.timeouts + self.protocol_errors
@@ -516,8 +524,8 @@ pub struct Interval {
 }
 
 impl Interval {
-    /// The last interval of worker `worker` when the worker itself cannot send one (its
-    /// thread failed): nothing counted, so the coordinator stops waiting for it.
+    /// The last interval of worker `worker` when it has nothing to send (its thread failed,
+    /// or it could not set up): nothing counted, so the coordinator stops waiting for it.
     pub fn lost(worker: usize) -> Interval {
         Interval {
             worker,
