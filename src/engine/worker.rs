@@ -847,8 +847,6 @@ impl Worker {
             .and_then(|d| p.start.checked_add(d))
     }
 
-    /// How many events the batch sent at `now` carries: those due by now, at least one, at
-    /// most a full batch.
     /// The second this worker's `k`-th event (from 1) is due in: the `s` with `owed_at(s) <
     /// k <= owed_at(s + 1)` (an event due on the dot of a second belongs to the one it ends,
     /// as `due` counts it); the current interval in a closed loop; `None` when it is never
@@ -874,6 +872,8 @@ impl Worker {
         Some(s)
     }
 
+    /// How many events the batch sent at `now` carries: those due by now, at least one, at
+    /// most a full batch.
     fn batch_size(&self, p: &WorkerPlan, now: Instant) -> u64 {
         let owed = self.owed_at(p, now.duration_since(p.start).as_secs_f64());
         owed.saturating_sub(self.scheduled)
